@@ -1,0 +1,69 @@
+"""toolclear: see and tune eino's clear-tool-result policy on real agent transcripts."""
+
+from __future__ import annotations
+
+from .clearing import (
+    DEFAULT_KEEP_RECENT_TOKENS,
+    DEFAULT_PLACEHOLDER,
+    DEFAULT_THRESHOLD,
+    ClearToolResultConfig,
+    Reduction,
+    reduce_by_tokens,
+)
+from .counters import CounterInfo, TokenCounter, count_tokens, eino_tokens, get_counter, list_counters
+from .errors import (
+    ConfigError,
+    CounterUnavailableError,
+    OffloadError,
+    ToolclearError,
+    TranscriptError,
+)
+from .model import Message, MessageStatus, Role, ToolCall, Transcript
+from .offload import (
+    LocalDirBackend,
+    MemoryBackend,
+    Offloaded,
+    OffloadRecord,
+    StorageBackend,
+    ToolResultOffloadingConfig,
+    offload,
+)
+from .replay import Replay, ReplayStep, replay
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DEFAULT_KEEP_RECENT_TOKENS",
+    "DEFAULT_PLACEHOLDER",
+    "DEFAULT_THRESHOLD",
+    "ClearToolResultConfig",
+    "ConfigError",
+    "CounterInfo",
+    "CounterUnavailableError",
+    "LocalDirBackend",
+    "MemoryBackend",
+    "Message",
+    "MessageStatus",
+    "OffloadError",
+    "OffloadRecord",
+    "Offloaded",
+    "Reduction",
+    "Replay",
+    "ReplayStep",
+    "Role",
+    "StorageBackend",
+    "TokenCounter",
+    "ToolCall",
+    "ToolResultOffloadingConfig",
+    "ToolclearError",
+    "Transcript",
+    "TranscriptError",
+    "__version__",
+    "count_tokens",
+    "eino_tokens",
+    "get_counter",
+    "list_counters",
+    "offload",
+    "reduce_by_tokens",
+    "replay",
+]

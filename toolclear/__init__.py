@@ -18,6 +18,7 @@ from .errors import (
     ToolclearError,
     TranscriptError,
 )
+from .formats import FormatInfo, dump, dump_all, formats, load, load_all
 from .model import Message, MessageStatus, Role, ToolCall, Transcript
 from .offload import (
     LocalDirBackend,
@@ -37,6 +38,7 @@ __all__ = [
     "DEFAULT_PLACEHOLDER",
     "DEFAULT_THRESHOLD",
     "ClearToolResultConfig",
+    "FormatInfo",
     "ConfigError",
     "CounterInfo",
     "CounterUnavailableError",
@@ -60,9 +62,14 @@ __all__ = [
     "TranscriptError",
     "__version__",
     "count_tokens",
+    "dump",
+    "dump_all",
     "eino_tokens",
+    "formats",
     "get_counter",
     "list_counters",
+    "load",
+    "load_all",
     "offload",
     "reduce_by_tokens",
     "replay",

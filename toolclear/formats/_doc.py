@@ -1,0 +1,355 @@
+"""Parsed documents: decoding, JSON / JSON Lines / YAML parsing, lossless writing.
+
+A ``Document`` keeps the exact bytes it was read from. Writing back applies edits
+(path -> new value) copy-on-write, so the parsed value is never mutated, and:
+
+* with no edits, the original bytes come back unchanged;
+* for JSON Lines only the edited lines are serialised again (in the style each line
+  was written in); every other line is byte-identical;
+* for a JSON document the output uses the indentation, separators and escaping the
+  file was written with, so untouched parts read the same.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import TranscriptError
+
+__all__ = [
+    "BadLine",
+    "Document",
+    "JsonStyle",
+    "Path",
+    "apply_edits",
+    "decode",
+    "parse",
+    "render_path",
+]
+
+Path = tuple[Any, ...]
+"""A path into a document: keys and list indices from the root (for JSON Lines, the
+first item is the 0-based line index)."""
+
+_BOMS = (
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xfe\xff", "utf-16-be"),
+    (b"\xff\xfe", "utf-16-le"),
+)
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def render_path(path: Iterable[Any], root: str = "$") -> str:
+    """``$.messages[3].content`` style, for error messages."""
+    out = [root]
+    for key in path:
+        if isinstance(key, int):
+            out.append(f"[{key}]")
+        elif isinstance(key, str) and _IDENT.fullmatch(key):
+            out.append(f".{key}")
+        else:
+            out.append(f"[{json.dumps(key, ensure_ascii=False)}]")
+    return "".join(out)
+
+
+def _line_col(data: bytes, pos: int) -> tuple[int, int]:
+    line = data.count(b"\n", 0, pos) + 1
+    col = pos - (data.rfind(b"\n", 0, pos) + 1) + 1
+    return line, col
+
+
+def decode(data: bytes) -> tuple[str, str, bytes]:
+    """Bytes to text: (text, codec, bom). UTF-8, or UTF-16/32 with a BOM (or plainly
+    UTF-16 without one); anything else is an error that says what the bytes look like."""
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data[len(bom) :].decode(codec), codec, bom
+            except UnicodeDecodeError as exc:
+                raise TranscriptError(
+                    f"starts with a {codec.upper()} byte-order mark but is not valid {codec.upper()}: "
+                    f"{exc.reason} at byte {exc.start + len(bom)}"
+                ) from None
+    head = data[:4096]
+    if head and b"\x00" in head:
+        even, odd = head[0::2], head[1::2]
+        if odd.count(0) > 0.9 * len(odd) and even.count(0) < 0.1 * len(even):
+            try:
+                return data.decode("utf-16-le"), "utf-16-le", b""
+            except UnicodeDecodeError:
+                pass
+        if even.count(0) > 0.9 * len(even) and odd.count(0) < 0.1 * len(odd):
+            try:
+                return data.decode("utf-16-be"), "utf-16-be", b""
+            except UnicodeDecodeError:
+                pass
+        raise TranscriptError(
+            f"binary data, not a text transcript (first bytes: {data[:8].hex(' ')})"
+        )
+    try:
+        return data.decode("utf-8"), "utf-8", b""
+    except UnicodeDecodeError as exc:
+        line, col = _line_col(data, exc.start)
+        bad = data[exc.start : exc.start + 1].hex().upper()
+        controls = sum(1 for b in head if b < 9 or 13 < b < 32)
+        if controls > len(head) // 20:
+            raise TranscriptError(
+                f"binary data, not a text transcript (first bytes: {data[:8].hex(' ')})"
+            ) from None
+        raise TranscriptError(
+            f"not UTF-8: byte 0x{bad} cannot start a UTF-8 character; the file looks like "
+            "Latin-1 or Windows-1252 text, convert it with: iconv -f latin1 -t utf-8",
+            where=f"line {line}, column {col}",
+        ) from None
+
+
+@dataclass(frozen=True, slots=True)
+class BadLine:
+    """A JSON Lines line that is not JSON (kept as it is by formats that allow it)."""
+
+    line: int
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class JsonStyle:
+    """How a JSON text was written, so it can be written the same way."""
+
+    indent: int | str | None = None
+    item_sep: str = ","
+    key_sep: str = ":"
+    ensure_ascii: bool = False
+    go_escapes: bool = False
+
+    def dumps(self, value: Any) -> str:
+        text = json.dumps(
+            value,
+            indent=self.indent,
+            separators=(self.item_sep, self.key_sep),
+            ensure_ascii=self.ensure_ascii,
+        )
+        if not self.ensure_ascii:
+            # a lone surrogate cannot be written as UTF-8; keep it as an escape
+            text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+            if self.go_escapes:
+                text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+        if self.go_escapes:
+            text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+        return text
+
+    @classmethod
+    def detect(cls, text: str) -> JsonStyle:
+        """Guess the style from the text itself (cheap: looks at the first lines)."""
+        body = text.strip()
+        indent: int | str | None = None
+        if "\n" in body:
+            for line in body.split("\n", 8)[1:]:
+                ws = line[: len(line) - len(line.lstrip())]
+                if ws:
+                    indent = "\t" if ws.startswith("\t") else len(ws)
+                    break
+            if indent is None:
+                indent = 0
+        first_key = re.search(r'"\s*:(\s?)', body[:4096])
+        key_sep = ":" + (first_key.group(1) if first_key else "")
+        item_sep = "," if indent is not None or key_sep == ":" else ", "
+        ensure_ascii = body.isascii()
+        go = any(s in body[:65536] for s in ("\\u003c", "\\u003e", "\\u0026"))
+        return cls(indent, item_sep, key_sep, ensure_ascii, go)
+
+    @classmethod
+    def fit(cls, value: Any, text: str) -> JsonStyle:
+        """The style that writes ``value`` exactly as ``text`` is written, trying the
+        guess first and then its neighbours; the guess when none fits."""
+        guess = cls.detect(text)
+        body = text.strip()
+        seps = [(guess.item_sep, guess.key_sep)] if guess.indent is not None else [
+            (guess.item_sep, guess.key_sep), (",", ":"), (", ", ": "), (",", ": "), (", ", ":")
+        ]
+        seen = set()
+        for item_sep, key_sep in seps:
+            for ascii_ in (guess.ensure_ascii, not guess.ensure_ascii):
+                for go in (guess.go_escapes, not guess.go_escapes):
+                    style = cls(guess.indent, item_sep, key_sep, ascii_, go)
+                    if style in seen:
+                        continue
+                    seen.add(style)
+                    if style.dumps(value) == body:
+                        return style
+        return guess
+
+
+@dataclass(eq=False)
+class Document:
+    """A parsed transcript file; ``value`` is never mutated."""
+
+    kind: str  # "json", "jsonl" or "yaml"
+    value: Any  # jsonl: one item per line (None for blank lines, BadLine for broken ones)
+    data: bytes
+    text: str
+    codec: str = "utf-8"
+    bom: bytes = b""
+    lines: list[str] = field(default_factory=list)
+    _style: JsonStyle | None = None
+
+    @property
+    def bad_lines(self) -> list[BadLine]:
+        if self.kind != "jsonl":
+            return []
+        return [r for r in self.value if isinstance(r, BadLine)]
+
+    def as_jsonl(self) -> Document | None:
+        """This document read as JSON Lines: itself, or a one-line JSON object seen as
+        a file of one record; None when it cannot be JSON Lines."""
+        if self.kind == "jsonl":
+            return self
+        if self.kind == "json" and isinstance(self.value, dict) and "\n" not in self.text.strip():
+            lines = self.text.split("\n")
+            records = [self.value if line.strip() else None for line in lines]
+            return Document("jsonl", records, self.data, self.text, self.codec, self.bom, lines)
+        return None
+
+    def records(self) -> Iterable[tuple[int, Any]]:
+        """JSON Lines: (0-based line index, parsed value) for every JSON line."""
+        for i, rec in enumerate(self.value):
+            if rec is not None and not isinstance(rec, BadLine):
+                yield i, rec
+
+    def write(self, edits: Mapping[Path, Any]) -> bytes:
+        """The document with ``edits`` applied, in its own encoding and style."""
+        if not edits:
+            return self.data
+        if self.kind == "jsonl":
+            by_line: dict[int, dict[Path, Any]] = defaultdict(dict)
+            for path, value in edits.items():
+                by_line[path[0]][path[1:]] = value
+            out = list(self.lines)
+            for i, sub in by_line.items():
+                raw = self.lines[i]
+                body = raw.rstrip("\r")
+                ending = raw[len(body) :]
+                lead = body[: len(body) - len(body.lstrip())]
+                style = JsonStyle.fit(self.value[i], body)
+                out[i] = lead + style.dumps(apply_edits(self.value[i], sub)) + ending
+            text = "\n".join(out)
+        elif self.kind == "yaml":
+            import yaml
+
+            text = yaml.safe_dump(
+                apply_edits(self.value, edits), sort_keys=False, allow_unicode=True, width=1 << 30
+            )
+        else:
+            if self._style is None:
+                self._style = JsonStyle.fit(self.value, self.text)
+            stripped = self.text.strip()
+            start = self.text.find(stripped[:1]) if stripped else 0
+            lead = self.text[:start]
+            trail = self.text[start + len(stripped) :]
+            text = lead + self._style.dumps(apply_edits(self.value, edits)) + trail
+        return self.bom + text.encode(self.codec, "surrogatepass")
+
+
+def apply_edits(root: Any, edits: Mapping[Path, Any]) -> Any:
+    """A copy of ``root`` with each path set to its value; only containers on an
+    edited path are copied, the rest is shared (and never mutated)."""
+    if () in edits:
+        return edits[()]
+    groups: dict[Any, dict[Path, Any]] = defaultdict(dict)
+    for path, value in edits.items():
+        groups[path[0]][path[1:]] = value
+    if isinstance(root, list):
+        new_list = list(root)
+        for key, sub in groups.items():
+            new_list[key] = apply_edits(root[key], sub)
+        return new_list
+    if isinstance(root, dict):
+        new_dict = dict(root)
+        for key, sub in groups.items():
+            new_dict[key] = apply_edits(root.get(key), sub)
+        return new_dict
+    raise TypeError(f"cannot edit inside {type(root).__name__}")
+
+
+def _json_error(exc: json.JSONDecodeError) -> TranscriptError:
+    msg = exc.msg
+    if msg == "Extra data":
+        msg = "unexpected text after the end of the JSON value"
+    elif msg.startswith("Expecting") and exc.pos >= len(exc.doc.rstrip()):
+        msg = f"the JSON ends too early (truncated?): {msg.lower()}"
+    return TranscriptError(f"not valid JSON: {msg}", where=f"line {exc.lineno}, column {exc.colno}")
+
+
+_TOO_DEEP = "JSON nested too deeply to read (more than about 1,000 levels)"
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text)
+
+
+def _parse_jsonl(text: str) -> tuple[list[str], list[Any]] | None:
+    lines = text.split("\n")
+    records: list[Any] = []
+    objects = nonblank = 0
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            records.append(None)
+            continue
+        nonblank += 1
+        try:
+            rec = _loads(line)
+        except json.JSONDecodeError as exc:
+            records.append(BadLine(n, f"column {exc.colno}: {_json_error(exc).problem}"))
+            continue
+        except RecursionError:
+            records.append(BadLine(n, _TOO_DEEP))
+            continue
+        if isinstance(rec, dict):
+            objects += 1
+        records.append(rec)
+    if nonblank >= 1 and objects >= 1 and objects * 2 >= nonblank:
+        return lines, records
+    return None
+
+
+def parse(data: bytes) -> Document:
+    """Decode and parse: one JSON value, JSON Lines, or (for API cassettes) YAML."""
+    text, codec, bom = decode(data)
+    stripped = text.strip()
+    if not stripped:
+        raise TranscriptError("the file is empty" if not text else "the file holds only whitespace")
+    try:
+        value = _loads(text)
+    except RecursionError:
+        raise TranscriptError(_TOO_DEEP, where="line 1") from None
+    except json.JSONDecodeError as exc:
+        first_error = _json_error(exc)
+        if "\n" in stripped:
+            parsed = _parse_jsonl(text)
+            if parsed is not None:
+                lines, records = parsed
+                return Document("jsonl", records, data, text, codec, bom, lines)
+        if stripped[0] not in "[{":
+            value = _try_yaml(text)
+            if isinstance(value, dict):
+                return Document("yaml", value, data, text, codec, bom)
+        raise first_error from None
+    return Document("json", value, data, text, codec, bom)
+
+
+def _try_yaml(text: str) -> Any:
+    try:
+        import yaml
+    except ImportError:
+        return None
+    try:
+        return yaml.safe_load(text)
+    except Exception:  # any YAML error means "not YAML"; the JSON error is reported
+        return None

@@ -1,0 +1,477 @@
+"""Message-list formats: eino, OpenAI Chat Completions, Anthropic Messages.
+
+Each can come as a bare list, a request body with ``messages``, JSON Lines (one message
+per line, or one request body per line as in fine-tuning files), a container of runs
+(a list of objects each holding a message list, like tau-bench's trajectories), or the
+request bodies recorded in an API cassette (VCR YAML or JSON).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import TranscriptError
+from ..model import Message, ToolCall, Transcript
+from ._base import Builder, FormatReader, compact_json, content_text, json_type, where
+from ._doc import BadLine, Document, Path
+
+__all__ = [
+    "AnthropicFormat",
+    "Conversation",
+    "EinoFormat",
+    "OpenAIFormat",
+    "find_conversations",
+]
+
+_RUN_KEYS = ("messages", "traj", "trajectory", "conversation", "conversations", "chat")
+_ID_KEYS = ("instance_id", "task_id", "trial", "id", "session_id", "conversation_id")
+_EINO_KEYS = frozenset(
+    {
+        "tool_name",
+        "response_meta",
+        "reasoning_content",
+        "multi_content",
+        "user_input_multi_content",
+        "assistant_gen_multi_content",
+    }
+)
+_ANTHROPIC_BLOCKS = frozenset(
+    {"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use", "document"}
+)
+_OPENAI_PARTS = frozenset({"image_url", "input_audio", "file", "refusal"})
+_KNOWN_ROLES = frozenset({"system", "user", "assistant", "tool", "developer", "function"})
+
+
+@dataclass
+class Conversation:
+    """One message list found in a document, as (path, value) pairs."""
+
+    items: list[tuple[Path, Any]]
+    id: str = "0"
+    title: str = ""
+    container: str = ""
+    system: tuple[Path, Any] | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def _is_message(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("role"), str)
+
+
+def _message_list(value: Any) -> bool:
+    return isinstance(value, list) and (not value or _is_message(value[0]))
+
+
+def _run_key(value: Any) -> str | None:
+    if isinstance(value, dict):
+        for key in _RUN_KEYS:
+            if _message_list(value.get(key)) and value.get(key):
+                return key
+    return None
+
+
+def _run_id(run: dict[str, Any], index: int) -> str:
+    parts = [
+        f"{k}={run[k]}" for k in _ID_KEYS if isinstance(run.get(k), (str, int)) and not isinstance(run.get(k), bool)
+    ]
+    return ", ".join(parts) if parts else str(index)
+
+
+def _unique(convs: list[Conversation]) -> list[Conversation]:
+    seen: dict[str, int] = {}
+    for i, c in enumerate(convs):
+        if c.id in seen:
+            c.id = f"{c.id} #{i}"
+        seen[c.id] = i
+    return convs
+
+
+def _body(path: Path, body: dict[str, Any], **kw: Any) -> Conversation:
+    items = [(path + ("messages", i), m) for i, m in enumerate(body["messages"])]
+    system = None
+    if "system" in body and isinstance(body["system"], (str, list)):
+        system = (path + ("system",), body["system"])
+    return Conversation(items, system=system, meta=body, **kw)
+
+
+def find_conversations(doc: Document) -> list[Conversation] | None:
+    """Every message list in the document, or None when it holds none."""
+    value = doc.value
+    if doc.kind == "jsonl":
+        records = list(doc.records())
+        if not records:
+            return None
+        if all(_is_message(r) for _, r in records):
+            return [Conversation([((i,), r) for i, r in records])]
+        if all(isinstance(r, dict) and _message_list(r.get("messages")) for _, r in records):
+            return _unique(
+                [
+                    _body((i,), r, id=_run_id(r, i) if _run_id(r, i) != str(i) else f"line {i + 1}",
+                          container="JSON Lines of request bodies")
+                    for i, r in records
+                ]
+            )
+        return None
+    if doc.kind == "json" and isinstance(value, list):
+        if _message_list(value):
+            return [Conversation([((i,), m) for i, m in enumerate(value)])]
+        if value and all(_run_key(r) for r in value):
+            convs = []
+            for i, run in enumerate(value):
+                key = _run_key(run)
+                assert key is not None
+                items = [((i, key, j), m) for j, m in enumerate(run[key])]
+                convs.append(
+                    Conversation(items, id=_run_id(run, i), container=f"list of runs ('{key}')", meta=run)
+                )
+            return _unique(convs)
+        return None
+    if isinstance(value, dict):
+        if _message_list(value.get("messages")):
+            return [_body((), value)]
+        interactions = value.get("interactions")
+        if isinstance(interactions, list):
+            convs = []
+            for i, it in enumerate(interactions):
+                body = it.get("request", {}).get("parsed_body") if isinstance(it, dict) else None
+                if isinstance(body, dict) and _message_list(body.get("messages")):
+                    convs.append(
+                        _body(("interactions", i, "request", "parsed_body"), body,
+                              id=f"request {i}", container="API cassette (request bodies)")
+                    )
+            return _unique(convs) or None
+    return None
+
+
+def _iter_messages(convs: Sequence[Conversation]) -> Iterator[dict[str, Any]]:
+    for c in convs:
+        for _, m in c.items:
+            if isinstance(m, dict):
+                yield m
+
+
+def _anthropic_score(convs: Sequence[Conversation]) -> bool:
+    for c in convs:
+        if c.system is not None:
+            return True
+        tools = c.meta.get("tools")
+        if isinstance(tools, list) and any(isinstance(t, dict) and "input_schema" in t for t in tools):
+            return True
+    for m in _iter_messages(convs):
+        if m.get("role") in ("tool", "system", "developer", "function") or "tool_calls" in m:
+            return False
+        content = m.get("content")
+        if isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict):
+                    kind = block.get("type")
+                    if kind in _ANTHROPIC_BLOCKS or (kind == "image" and "source" in block):
+                        return True
+                    if kind in _OPENAI_PARTS:
+                        return False
+    return False
+
+
+def _eino_score(doc: Document, convs: Sequence[Conversation]) -> bool:
+    for m in _iter_messages(convs):
+        if _EINO_KEYS & m.keys():
+            return True
+        if m.get("content") is None or isinstance(m.get("content"), list):
+            return False
+    return doc.kind == "jsonl" and len(convs) == 1
+
+
+def _check_bad_lines(doc: Document) -> None:
+    for rec in doc.value if doc.kind == "jsonl" else ():
+        if isinstance(rec, BadLine):
+            raise TranscriptError(rec.error, where=f"line {rec.line}")
+
+
+def _str_or_empty(doc: Document, m: dict[str, Any], key: str, path: Path) -> str:
+    value = m.get(key)
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    raise TranscriptError(f"expected a string, got {json_type(value)}", where=where(doc, path + (key,)))
+
+
+def _arguments(doc: Document, value: Any, path: Path) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (dict, list)):
+        return compact_json(value)
+    raise TranscriptError(f"expected a string or an object, got {json_type(value)}", where=where(doc, path))
+
+
+def _openai_calls(doc: Document, m: dict[str, Any], path: Path) -> tuple[ToolCall, ...]:
+    raw = m.get("tool_calls")
+    calls: list[ToolCall] = []
+    if raw is not None:
+        if not isinstance(raw, list):
+            raise TranscriptError(f"expected a list, got {json_type(raw)}", where=where(doc, path + ("tool_calls",)))
+        for j, c in enumerate(raw):
+            cpath = path + ("tool_calls", j)
+            if not isinstance(c, dict):
+                raise TranscriptError(f"expected a tool call object, got {json_type(c)}", where=where(doc, cpath))
+            fn = c.get("function") or {}
+            if not isinstance(fn, dict):
+                raise TranscriptError(f"expected an object, got {json_type(fn)}", where=where(doc, cpath + ("function",)))
+            calls.append(
+                ToolCall(
+                    id=_str_or_empty(doc, c, "id", cpath),
+                    name=_str_or_empty(doc, fn, "name", cpath + ("function",)),
+                    arguments=_arguments(doc, fn.get("arguments"), cpath + ("function", "arguments")),
+                    type=c.get("type") if isinstance(c.get("type"), str) else "function",
+                    _raw=c,
+                )
+            )
+    legacy = m.get("function_call")
+    if isinstance(legacy, dict):
+        calls.append(
+            ToolCall(
+                id="",
+                name=_str_or_empty(doc, legacy, "name", path + ("function_call",)),
+                arguments=_arguments(doc, legacy.get("arguments"), path + ("function_call", "arguments")),
+            )
+        )
+    return tuple(calls)
+
+
+def _role(doc: Document, m: Any, path: Path) -> str:
+    if not isinstance(m, dict):
+        raise TranscriptError(f"expected a message object, got {json_type(m)}", where=where(doc, path))
+    role = m.get("role")
+    if not isinstance(role, str):
+        if "role" not in m:
+            raise TranscriptError("a message has no 'role'", where=where(doc, path))
+        raise TranscriptError(f"'role' must be a string, got {json_type(role)}", where=where(doc, path + ("role",)))
+    return role
+
+
+def _note_roles_and_pairs(b: Builder) -> None:
+    """Warnings for what is odd but readable: unknown roles, orphan results, reused ids."""
+    calls: dict[str, int] = {}
+    answered: set[str] = set()
+    for i, m in enumerate(b.messages):
+        if m.role not in _KNOWN_ROLES:
+            b.warnings.append(
+                f"message {i} has the role '{m.role}'; the policy treats it as an ordinary message"
+            )
+        for c in m.tool_calls:
+            if c.id and c.id in calls:
+                b.warnings.append(
+                    f"message {i} reuses the tool-call id '{c.id}' of message {calls[c.id]}; "
+                    "results are matched to the most recent call"
+                )
+            if c.id:
+                calls[c.id] = i
+        if m.role == "tool":
+            if not m.tool_call_id and not m.tool_name:
+                b.warnings.append(f"message {i} is a tool result with neither a call id nor a tool name")
+            elif m.tool_call_id and m.tool_call_id not in calls:
+                b.warnings.append(
+                    f"message {i} answers the tool call '{m.tool_call_id}', which no earlier message made"
+                )
+            answered.add(m.tool_call_id)
+    unanswered = [cid for cid in calls if cid not in answered]
+    if unanswered:
+        b.warnings.append(
+            f"{len(unanswered)} tool call(s) have no result in the transcript (e.g. '{unanswered[0]}')"
+        )
+
+
+def read_openai(doc: Document, conv: Conversation, b: Builder, *, eino: bool) -> None:
+    legacy_noted = False
+    for path, m in conv.items:
+        role = _role(doc, m, path)
+        if eino:
+            b.add(Message.from_dict(m, path=where(doc, path)), [path + ("content",)], path)
+            continue
+        content = content_text(m.get("content"), doc, path + ("content",))
+        calls = _openai_calls(doc, m, path)
+        call_id = _str_or_empty(doc, m, "tool_call_id", path)
+        name = _str_or_empty(doc, m, "name", path)
+        if role == "function":
+            role = "tool"
+            if not legacy_noted:
+                b.notes.append("legacy 'function' messages are read as tool results")
+                legacy_noted = True
+        tool_name = ""
+        if role == "tool":
+            tool_name = _str_or_empty(doc, m, "tool_name", path) or name or b.tool_name_for(call_id)
+            name = ""
+        b.add(
+            Message(role=role, content=content, tool_calls=calls, tool_call_id=call_id,
+                    tool_name=tool_name, name=name),
+            [path + ("content",)],
+            path,
+        )
+    _note_roles_and_pairs(b)
+
+
+def _anthropic_block_text(doc: Document, block: Any, path: Path) -> str:
+    if isinstance(block, dict) and block.get("type") in ("text", "thinking"):
+        for key in ("text", "thinking"):
+            if isinstance(block.get(key), str):
+                return block[key]
+    return compact_json(block)
+
+
+def read_anthropic(doc: Document, conv: Conversation, b: Builder) -> None:
+    if conv.system is not None:
+        path, value = conv.system
+        b.add(Message(role="system", content=content_text(value, doc, path)), [path], path)
+    for path, m in conv.items:
+        role = _role(doc, m, path)
+        content = m.get("content")
+        cpath = path + ("content",)
+        if content is None or isinstance(content, str):
+            b.add(Message(role=role, content=content or ""), [cpath], path)
+            continue
+        if not isinstance(content, list):
+            raise TranscriptError(
+                f"expected a string or a list of content blocks, got {json_type(content)}",
+                where=where(doc, cpath),
+            )
+        read_anthropic_blocks(doc, role, content, cpath, b, origin=path)
+    _note_roles_and_pairs(b)
+
+
+def read_anthropic_blocks(
+    doc: Document,
+    role: str,
+    blocks: list[Any],
+    cpath: Path,
+    b: Builder,
+    *,
+    origin: Path,
+    extra_slots: Sequence[Path] = (),
+) -> list[int]:
+    """Map one Anthropic message's blocks to canonical messages; returns their indices.
+
+    Each ``tool_result`` block becomes one tool message whose slot is the block's own
+    ``content``; the other blocks of a user message form user messages; an assistant
+    message becomes one message with its text and its ``tool_use`` blocks as calls.
+    """
+    added: list[int] = []
+    if role == "assistant":
+        texts, calls = [], []
+        for j, block in enumerate(blocks):
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                calls.append(
+                    ToolCall(
+                        id=_str_or_empty(doc, block, "id", cpath + (j,)),
+                        name=_str_or_empty(doc, block, "name", cpath + (j,)),
+                        arguments=_arguments(doc, block.get("input"), cpath + (j, "input")),
+                        _raw=block,
+                    )
+                )
+            else:
+                texts.append(_anthropic_block_text(doc, block, cpath + (j,)))
+        added.append(b.add(Message(role=role, content="\n".join(texts), tool_calls=tuple(calls)), (), origin))
+        return added
+    pending: list[str] = []
+
+    def flush() -> None:
+        if pending:
+            added.append(b.add(Message(role=role, content="\n".join(pending)), (), origin))
+            pending.clear()
+
+    for j, block in enumerate(blocks):
+        if isinstance(block, dict) and block.get("type") == "tool_result":
+            flush()
+            bpath = cpath + (j,)
+            call_id = _str_or_empty(doc, block, "tool_use_id", bpath)
+            text = content_text(block.get("content"), doc, bpath + ("content",))
+            added.append(
+                b.add(
+                    Message(role="tool", content=text, tool_call_id=call_id, tool_name=b.tool_name_for(call_id)),
+                    [bpath + ("content",), *extra_slots],
+                    bpath,
+                )
+            )
+        else:
+            pending.append(_anthropic_block_text(doc, block, cpath + (j,)))
+    flush()
+    return added
+
+
+class _ChatFamily(FormatReader):
+    """Shared reading of every container shape for one message format."""
+
+    def conversations(self, doc: Document) -> list[Conversation] | None:
+        return find_conversations(doc)
+
+    def convert(self, doc: Document, conv: Conversation, b: Builder) -> None:
+        raise NotImplementedError
+
+    def read(self, doc: Document, source: str) -> list[Transcript]:
+        _check_bad_lines(doc)
+        convs = self.conversations(doc)
+        if convs is None:
+            raise TranscriptError(self.expected(doc))
+        out = []
+        for conv in convs:
+            b = Builder(doc)
+            self.convert(doc, conv, b)
+            out.append(b.build(self.name, id=conv.id, source=source, title=conv.title, container=conv.container))
+        return out
+
+    def expected(self, doc: Document) -> str:
+        got = json_type(doc.value) if doc.kind != "jsonl" else "JSON Lines without messages"
+        return (
+            f"expected a list of messages (objects with 'role'), an object with 'messages', "
+            f"or a list of runs holding messages; got {got}"
+        )
+
+
+class EinoFormat(_ChatFamily):
+    name = "eino"
+    label = "eino schema.Message (JSON list, {messages}, or JSON Lines)"
+    where_found = "what your eino agent stores: e.g. memory/*.jsonl of schema.Message"
+    tool_result = "a message with role 'tool' (its tool_name, or '' when omitted)"
+    export_changes = "the 'content' of each cleared tool message"
+
+    def sniff(self, doc: Document) -> bool:
+        convs = self.conversations(doc)
+        return bool(convs) and not _anthropic_score(convs) and _eino_score(doc, convs)
+
+    def convert(self, doc: Document, conv: Conversation, b: Builder) -> None:
+        read_openai(doc, conv, b, eino=True)
+
+
+class OpenAIFormat(_ChatFamily):
+    name = "openai"
+    label = "OpenAI Chat Completions (messages list or request body)"
+    aliases = ("openai-chat", "chat-completions")
+    where_found = "request bodies you log, fine-tuning JSONL, benchmark trajectories (tau-bench)"
+    tool_result = "a message with role 'tool' (tool name from its matching tool call)"
+    export_changes = "the 'content' of each cleared tool message (a list of parts becomes a string)"
+
+    def sniff(self, doc: Document) -> bool:
+        convs = self.conversations(doc)
+        return bool(convs) and not _anthropic_score(convs)
+
+    def convert(self, doc: Document, conv: Conversation, b: Builder) -> None:
+        read_openai(doc, conv, b, eino=False)
+
+
+class AnthropicFormat(_ChatFamily):
+    name = "anthropic"
+    label = "Anthropic Messages (messages list or request body)"
+    aliases = ("anthropic-messages", "claude-api")
+    where_found = "request bodies you log; API cassettes (VCR YAML) recorded by test suites"
+    tool_result = "each 'tool_result' content block (tool name from the matching 'tool_use')"
+    export_changes = "the 'content' of each cleared tool_result block, and nothing else"
+
+    def sniff(self, doc: Document) -> bool:
+        convs = self.conversations(doc)
+        return bool(convs) and _anthropic_score(convs)
+
+    def convert(self, doc: Document, conv: Conversation, b: Builder) -> None:
+        read_anthropic(doc, conv, b)

@@ -1,0 +1,100 @@
+"""OpenAI Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``).
+
+Each line is ``{"timestamp", "type", "payload"}``. What the model saw are the
+``response_item`` lines: ``message`` items, ``function_call`` / ``custom_tool_call`` /
+``local_shell_call`` items (the calls of one reply are merged into one assistant
+message) and their ``*_output`` items (the tool results). ``reasoning`` items are
+encrypted and not counted; ``session_meta``, ``turn_context`` and ``event_msg`` lines
+are the CLI's own bookkeeping and are kept as they are.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..model import Message, ToolCall, Transcript
+from ._base import Builder, FormatReader, compact_json, content_text, json_type
+from ._doc import BadLine, Document
+
+__all__ = ["CodexFormat"]
+
+_LINE_TYPES = frozenset({"session_meta", "response_item", "turn_context", "event_msg", "compacted"})
+_CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action"}
+_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
+
+
+class CodexFormat(FormatReader):
+    name = "codex"
+    label = "OpenAI Codex CLI rollout (JSON Lines)"
+    aliases = ("codex-cli", "codex-rollout")
+    where_found = "~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl"
+    tool_result = "each function_call_output / custom_tool_call_output item"
+    export_changes = "that item's 'output'; every other line byte for byte"
+
+    def sniff(self, doc: Document) -> bool:
+        jl = doc.as_jsonl()
+        if jl is None:
+            return False
+        recs = [r for _, r in jl.records() if isinstance(r, dict)]
+        hits = [r for r in recs if r.get("type") in _LINE_TYPES and isinstance(r.get("payload"), dict)]
+        return bool(hits) and len(hits) * 2 >= len(recs)
+
+    def read(self, doc: Document, source: str) -> list[Transcript]:
+        jl = doc.as_jsonl()
+        assert jl is not None
+        b = Builder(jl)
+        session = "0"
+        skipped_reasoning = 0
+        for i, rec in enumerate(jl.value):
+            if isinstance(rec, BadLine):
+                b.warnings.append(f"line {rec.line} is not JSON ({rec.error}); kept as it is")
+                continue
+            if not isinstance(rec, dict):
+                if rec is not None:
+                    b.warnings.append(f"line {i + 1} holds {json_type(rec)}, not a record; kept as it is")
+                continue
+            payload = rec.get("payload")
+            if rec.get("type") == "session_meta" and isinstance(payload, dict):
+                if isinstance(payload.get("id"), str):
+                    session = payload["id"]
+                continue
+            if rec.get("type") != "response_item" or not isinstance(payload, dict):
+                continue
+            kind = payload.get("type")
+            path = (i, "payload")
+            if kind == "message":
+                role = payload.get("role") if isinstance(payload.get("role"), str) else "user"
+                text = content_text(payload.get("content"), jl, path + ("content",))
+                b.add(Message(role=role, content=text), (), path)
+            elif kind in _CALLS:
+                raw_args: Any = payload.get(_CALLS[kind])
+                args = raw_args if isinstance(raw_args, str) else compact_json(raw_args) if raw_args is not None else ""
+                name = payload.get("name") if isinstance(payload.get("name"), str) else kind.replace("_call", "")
+                call_id = payload.get("call_id") or payload.get("id") or ""
+                call = ToolCall(id=str(call_id), name=name, arguments=args)
+                last = b.messages[-1] if b.messages else None
+                if last is not None and last.role == "assistant":
+                    b.extend_calls(len(b.messages) - 1, [call])
+                else:
+                    b.add(Message(role="assistant", tool_calls=(call,)), (), path)
+            elif kind in _OUTPUTS:
+                call_id = str(payload.get("call_id") or "")
+                output = payload.get("output")
+                if isinstance(output, str):
+                    text, slots = output, [path + ("output",)]
+                elif isinstance(output, dict) and isinstance(output.get("content"), str):
+                    text, slots = output["content"], [path + ("output", "content")]
+                else:
+                    text, slots = (compact_json(output) if output is not None else ""), [path + ("output",)]
+                b.add(
+                    Message(role="tool", content=text, tool_call_id=call_id, tool_name=b.tool_name_for(call_id)),
+                    slots,
+                    path,
+                )
+            elif kind == "reasoning":
+                skipped_reasoning += 1
+        if skipped_reasoning:
+            b.notes.append(
+                f"{skipped_reasoning} encrypted reasoning items are not counted (their text is not in the file)"
+            )
+        return [b.build(self.name, id=session, source=source, title="Codex session")]

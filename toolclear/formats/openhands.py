@@ -1,0 +1,157 @@
+"""OpenHands event streams.
+
+Three shapes: a trajectory (a JSON list of events, as saved from the UI or used as a
+replay fixture), an object with a ``history`` event list, and evaluation output (JSON
+Lines, one benchmark instance per line, each with its ``history``: one conversation per
+instance).
+
+Actions with ``tool_call_metadata`` are the model's tool calls (the calls of one model
+response are merged into one assistant message); observations with it are the tool
+results, whose ``content`` is what the model read. ``message`` actions are user or
+assistant turns, the ``system`` action is the system prompt. Bookkeeping events
+(agent state changes, "null" observations, recalls) are not part of the conversation.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..model import Message, ToolCall, Transcript
+from ._base import Builder, FormatReader, compact_json, json_type
+from ._doc import Document, Path
+
+__all__ = ["OpenHandsFormat"]
+
+_SKIP_ACTIONS = frozenset({"change_agent_state", "recall", "null"})
+_SKIP_OBSERVATIONS = frozenset({"agent_state_changed", "null", "recall"})
+
+
+def _is_event(e: Any) -> bool:
+    return isinstance(e, dict) and ("action" in e or "observation" in e) and "source" in e
+
+
+def _events(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and sum(map(_is_event, value)) * 2 >= len(value)
+
+
+def _call_arguments(tcm: dict[str, Any], call_id: str, args: Any) -> str:
+    """The arguments the model really sent, from the recorded model response."""
+    resp = tcm.get("model_response")
+    try:
+        for choice in resp["choices"]:
+            for call in choice["message"].get("tool_calls") or ():
+                if call.get("id") == call_id:
+                    value = call["function"]["arguments"]
+                    return value if isinstance(value, str) else json.dumps(value)
+    except (KeyError, TypeError, AttributeError):
+        pass
+    if isinstance(args, dict):
+        args = {k: v for k, v in args.items() if k != "thought"}
+    return compact_json(args) if args is not None else ""
+
+
+class OpenHandsFormat(FormatReader):
+    name = "openhands"
+    label = "OpenHands events (trajectory JSON or evaluation output JSONL)"
+    aliases = ("open-hands", "openhands-events")
+    where_found = "trajectories saved from the UI; evaluation/.../output.jsonl"
+    tool_result = "each observation answering a tool call (tool_call_metadata)"
+    export_changes = "that observation's 'content'"
+
+    def sniff(self, doc: Document) -> bool:
+        v = doc.value
+        if doc.kind == "json":
+            return _events(v) or (isinstance(v, dict) and _events(v.get("history")))
+        jl = doc.as_jsonl()
+        if jl is None:
+            return False
+        recs = [r for _, r in jl.records()]
+        return bool(recs) and all(isinstance(r, dict) and _events(r.get("history")) for r in recs)
+
+    def read(self, doc: Document, source: str) -> list[Transcript]:
+        v = doc.value
+        if doc.kind == "json" and isinstance(v, list):
+            return [self._read_events(doc, v, (), source, id="0", title="OpenHands trajectory")]
+        if doc.kind == "json":
+            iid = v.get("instance_id")
+            return [self._read_events(doc, v["history"], ("history",), source, id=str(iid or "0"),
+                                      title="OpenHands run")]
+        jl = doc.as_jsonl()
+        assert jl is not None
+        out = []
+        for i, rec in jl.records():
+            iid = rec.get("instance_id")
+            out.append(
+                self._read_events(jl, rec["history"], (i, "history"), source,
+                                  id=str(iid) if iid is not None else f"line {i + 1}",
+                                  title=str(iid or f"line {i + 1}"), container="evaluation output")
+            )
+        return out
+
+    def _read_events(
+        self,
+        doc: Document,
+        events: list[Any],
+        base: Path,
+        source: str,
+        *,
+        id: str,
+        title: str,
+        container: str = "",
+    ) -> Transcript:
+        b = Builder(doc)
+        response_of: dict[int, str] = {}
+        skipped = 0
+        for j, e in enumerate(events):
+            path = base + (j,)
+            if not isinstance(e, dict):
+                b.warnings.append(f"{'/'.join(map(str, path))}: an event that is {json_type(e)}; skipped")
+                continue
+            args = e.get("args") if isinstance(e.get("args"), dict) else {}
+            tcm = e.get("tool_call_metadata") if isinstance(e.get("tool_call_metadata"), dict) else None
+            if "action" in e:
+                action = e.get("action")
+                text = args.get("content") if isinstance(args.get("content"), str) else e.get("message", "")
+                if not isinstance(text, str):
+                    text = ""
+                if action == "system":
+                    b.add(Message(role="system", content=text), (), path)
+                elif action == "message" and tcm is None:
+                    role = "user" if e.get("source") == "user" else "assistant"
+                    b.add(Message(role=role, content=text), [path + ("args", "content")] if "content" in args else (), path)
+                elif tcm is not None:
+                    call_id = str(tcm.get("tool_call_id") or "")
+                    name = str(tcm.get("function_name") or action or "")
+                    call = ToolCall(id=call_id, name=name, arguments=_call_arguments(tcm, call_id, args))
+                    thought = args.get("thought") if isinstance(args.get("thought"), str) else ""
+                    resp = tcm.get("model_response")
+                    rid = resp.get("id") if isinstance(resp, dict) else None
+                    last = len(b.messages) - 1
+                    if rid and response_of.get(last) == rid:
+                        b.extend_calls(last, [call], thought)
+                    else:
+                        idx = b.add(Message(role="assistant", content=thought, tool_calls=(call,)), (), path)
+                        if rid:
+                            response_of[idx] = rid
+                elif action in _SKIP_ACTIONS:
+                    skipped += 1
+                else:
+                    thought = args.get("thought") if isinstance(args.get("thought"), str) else ""
+                    b.add(Message(role="assistant", content=thought or text), (), path)
+            else:
+                obs = e.get("observation")
+                content = e.get("content")
+                text = content if isinstance(content, str) else compact_json(content) if content is not None else ""
+                if tcm is not None:
+                    call_id = str(tcm.get("tool_call_id") or "")
+                    name = str(tcm.get("function_name") or obs or "")
+                    b.add(Message(role="tool", content=text, tool_call_id=call_id, tool_name=name),
+                          [path + ("content",)], path)
+                elif obs in _SKIP_OBSERVATIONS:
+                    skipped += 1
+                else:
+                    b.add(Message(role="user", content=text), [path + ("content",)], path)
+        if skipped:
+            b.notes.append(f"{skipped} bookkeeping events (agent state, recalls, empty observations) are skipped")
+        return b.build(self.name, id=id, source=source, title=title, container=container)

@@ -15,6 +15,7 @@ byte for byte.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..model import Message, Transcript
@@ -77,7 +78,7 @@ class ClaudeCodeFormat(FormatReader):
         by_uuid: dict[str, int] = {}
         main: list[int] = []
         side: list[int] = []
-        unknown = 0
+        unknown = compactions = 0
         for i, rec in enumerate(jl.value):
             if rec is None:
                 continue
@@ -92,6 +93,8 @@ class ClaudeCodeFormat(FormatReader):
                 by_uuid[uid] = i
             if rec.get("type") not in _EVENT_TYPES:
                 unknown += 1
+            if rec.get("subtype") == "compact_boundary":
+                compactions += 1
             if rec.get("type") in ("user", "assistant"):
                 if not isinstance(rec.get("message"), dict):
                     warnings.append(
@@ -113,6 +116,10 @@ class ClaudeCodeFormat(FormatReader):
         )
         out = [self._build(jl, main, source, id=session or "main", title="main conversation",
                            warnings=warnings, unknown=unknown)]
+        if compactions:
+            out[0] = replace(out[0], notes=out[0].notes + (
+                f"Claude Code compacted this session {compactions} time(s); the messages from before "
+                "each compaction are included, so you see the whole run",))
         for n, lines in enumerate(groups, start=1):
             first = jl.value[lines[0]]
             agent = first.get("agentId") if isinstance(first.get("agentId"), str) else None
@@ -139,7 +146,13 @@ class ClaudeCodeFormat(FormatReader):
         while i is not None and i not in on_path:
             on_path.add(i)
             parent = self._parent(jl.value[i])
-            i = by_uuid.get(parent) if isinstance(parent, str) else None
+            nxt = by_uuid.get(parent) if isinstance(parent, str) else None
+            if nxt is None and isinstance(parent, str):
+                # a dangling link (e.g. a compaction whose parent was never written):
+                # carry on from the last main-line message before this line
+                before = [line for line in main if line < i and line not in on_path]
+                nxt = before[-1] if before else None
+            i = nxt
         kept = [i for i in main if i in on_path]
         return kept if kept else main
 

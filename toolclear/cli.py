@@ -1,0 +1,354 @@
+"""The ``toolclear`` command: reduce and inspect transcripts in scripts and pipelines.
+
+A thin layer over the library. Exit status: 0 on success, 2 for bad input or usage
+(one line on stderr, never a traceback), 1 for an internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, NoReturn
+
+from . import __version__
+from .clearing import (
+    DEFAULT_KEEP_RECENT_TOKENS,
+    DEFAULT_PLACEHOLDER,
+    DEFAULT_THRESHOLD,
+    ClearToolResultConfig,
+    reduce_by_tokens,
+)
+from .counters import count_tokens, get_counter, list_counters
+from .errors import ToolclearError
+from .formats import dump_all, formats, load_all
+from .model import Transcript
+from .offload import DEFAULT_OFFLOADING_TOKEN_LIMIT, LocalDirBackend, ToolResultOffloadingConfig
+from .replay import replay
+from .report import report_dict, summary_dict, tool_summary
+
+__all__ = ["main"]
+
+_REDUCE_EXAMPLES = """\
+examples:
+  toolclear reduce session.jsonl -o reduced.jsonl
+  toolclear reduce run.json --threshold 10000 --keep 20000 --exclude read_file --report report.json
+  cat run.json | toolclear reduce - --replay --counter cl100k_base > reduced.json
+  toolclear reduce big.json --offload-dir offloaded/ --offload-limit 5000 -o reduced.json
+"""
+_INSPECT_EXAMPLES = """\
+examples:
+  toolclear inspect ~/.claude/projects/myproj/0b6d4ae8.jsonl
+  toolclear inspect trajectories.json --conversation "task_id=3, trial=0" --counter cl100k_base
+"""
+_FORMATS_EXAMPLES = """\
+example:
+  toolclear formats
+"""
+_COUNTERS_EXAMPLES = """\
+example:
+  toolclear counters
+"""
+
+
+class UsageError(Exception):
+    """Bad command-line usage: reported in one line with exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {value}")
+    return value
+
+
+def _parser() -> _Parser:
+    parser = _Parser(
+        prog="toolclear",
+        description="See and apply eino's clear-tool-result policy on agent transcripts.",
+        epilog="Run 'toolclear COMMAND --help' for each command's options and examples.",
+    )
+    parser.add_argument("--version", action="version", version=f"toolclear {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("input", metavar="INPUT", help="transcript file, or - for standard input")
+    common.add_argument("--format", default="auto", help="input format (default: auto-detect; see 'toolclear formats')")
+    common.add_argument("--conversation", metavar="ID", help="only this conversation of a file that holds several")
+    common.add_argument("--counter", default="eino", help="token counter (default: eino; see 'toolclear counters')")
+
+    red = sub.add_parser(
+        "reduce",
+        parents=[common],
+        help="clear old tool results and write the transcript back in its own format",
+        description="Apply the policy and write the reduced transcript in the input's own format. "
+        "On a file holding several conversations, every conversation (or just --conversation) is reduced.",
+        epilog=_REDUCE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    red.add_argument("-o", "--output", metavar="OUT", help="where to write (default: standard output)")
+    red.add_argument("--threshold", type=_non_negative, default=DEFAULT_THRESHOLD,
+                     help=f"tool-result token threshold, taken literally (default: {DEFAULT_THRESHOLD})")
+    red.add_argument("--keep", type=_non_negative, default=DEFAULT_KEEP_RECENT_TOKENS,
+                     help=f"keep-recent token budget, taken literally (default: {DEFAULT_KEEP_RECENT_TOKENS})")
+    red.add_argument("--placeholder", default=DEFAULT_PLACEHOLDER, help="text a cleared result gets")
+    red.add_argument("--exclude", action="append", default=[], metavar="NAME",
+                     help="never clear results of this tool (repeatable)")
+    red.add_argument("--replay", action="store_true",
+                     help="run the policy before every model call, as an agent would (default: one pass)")
+    red.add_argument("--report", metavar="REPORT.json", help="also write a JSON report of every decision")
+    red.add_argument("--offload-dir", metavar="DIR", help="offload too-large results to files under DIR first")
+    red.add_argument("--offload-limit", type=_non_negative, default=DEFAULT_OFFLOADING_TOKEN_LIMIT,
+                     help="offloading token limit; results over 4x this many tokens are offloaded "
+                     f"(default: {DEFAULT_OFFLOADING_TOKEN_LIMIT})")
+    red.add_argument("--read-tool", default="read_file", metavar="NAME",
+                     help="tool the offload notice tells the model to use (default: read_file)")
+
+    sub.add_parser(
+        "inspect",
+        parents=[common],
+        help="summarise a transcript and what the default settings would clear",
+        description="Messages, tool results per tool with their tokens, totals, and what eino's "
+        "default settings (20,000 / 40,000) would clear.",
+        epilog=_INSPECT_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub.add_parser(
+        "formats",
+        help="list the transcript formats toolclear reads",
+        description="List the transcript formats, where they are found and what counts as a tool result.",
+        epilog=_FORMATS_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub.add_parser(
+        "counters",
+        help="list the token counters and whether they work here",
+        description="List the token counters; tiktoken encodings that cannot load here say why.",
+        epilog=_COUNTERS_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    return parser
+
+
+def _read_input(name: str) -> tuple[object, str | None]:
+    if name == "-":
+        return sys.stdin.buffer.read(), "<stdin>"
+    return name, None
+
+
+def _select(transcripts: list[Transcript], wanted: str | None) -> list[Transcript]:
+    if wanted is None:
+        return transcripts
+    chosen = [t for t in transcripts if t.id == wanted]
+    if not chosen:
+        ids = ", ".join(repr(t.id) for t in transcripts[:5])
+        more = ", ..." if len(transcripts) > 5 else ""
+        raise UsageError(f"no conversation with id {wanted!r}; this file holds {ids}{more}")
+    return chosen
+
+
+def _write_output(path: str | None, data: bytes, stdout: IO[bytes]) -> None:
+    if path is None or path == "-":
+        stdout.write(data)
+        stdout.flush()
+        return
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".toolclear-", dir=folder)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, target)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _reduce(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
+    source, label = _read_input(args.input)
+    transcripts = load_all(source, args.format, name=label)
+    chosen = _select(transcripts, args.conversation)
+    config = ClearToolResultConfig(
+        tool_result_token_threshold=args.threshold,
+        keep_recent_tokens=args.keep,
+        placeholder=args.placeholder,
+        exclude_tools=tuple(args.exclude),
+        token_counter=args.counter,
+    )
+    get_counter(config.token_counter)  # fail before any work if it cannot load
+    offloading = backend = None
+    if args.offload_dir:
+        offloading = ToolResultOffloadingConfig(
+            offloading_token_limit=args.offload_limit,
+            read_file_tool_name=args.read_tool,
+            token_counter=args.counter,
+        )
+        backend = LocalDirBackend(args.offload_dir)
+    pairs, reports, cleared, failures = [], [], 0, 0
+    for t in chosen:
+        if args.replay:
+            result = replay(t.messages, config, offloading=offloading, backend=backend)
+        else:
+            result = reduce_by_tokens(t.messages, config, offloading=offloading, backend=backend)
+        pairs.append((t, result.messages))
+        cleared += len(result.cleared_indices)
+        if result.offloads:
+            failures += sum(1 for r in result.offloads if r is not None and r.error)
+        if args.report:
+            reports.append(report_dict(result, t, offloading))
+    data = dump_all(pairs)
+    _write_output(args.output, data, stdout)
+    if args.report:
+        doc = reports[0] if len(reports) == 1 else {"conversations": reports}
+        _write_output(args.report, (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode(), stdout)
+    if failures:
+        print(f"toolclear: warning: {failures} offload write(s) failed; those results were kept", file=stderr)
+    if args.output:
+        print(
+            f"toolclear: {cleared} tool result(s) cleared in {len(chosen)} conversation(s); wrote {args.output}",
+            file=stderr,
+        )
+    return 0
+
+
+def _fmt(n: int) -> str:
+    return f"{n:,}"
+
+
+def _inspect(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
+    source, label = _read_input(args.input)
+    transcripts = _select(load_all(source, args.format, name=label), args.conversation)
+    counter = get_counter(args.counter)
+    out: list[str] = []
+    first = transcripts[0]
+    out.append(f"{first.source}: {first.format}, {len(transcripts)} conversation(s)")
+    defaults = ClearToolResultConfig(token_counter=args.counter)
+    for t in transcripts[:20] if len(transcripts) > 1 else transcripts:
+        counts = count_tokens(t.messages, counter)
+        roles = Counter(m.role for m in t.messages)
+        out.append("")
+        out.append(f"conversation {t.id}" + (f" ({t.title})" if t.title and t.title != t.id else ""))
+        out.append(f"  messages: {len(t.messages)} (" + ", ".join(f"{r} {n}" for r, n in roles.most_common()) + ")")
+        out.append(f"  tokens ({args.counter}): {_fmt(sum(counts))}")
+        tools = tool_summary(t.messages, counts)
+        total_tool = sum(s.tokens for s in tools)
+        out.append(f"  tool results: {sum(s.results for s in tools)}, {_fmt(total_tool)} tokens")
+        if tools:
+            width = max(12, *(len(s.tool_name or '(unnamed)') for s in tools[:15]))
+            out.append(f"    {'tool':<{width}}  {'results':>7}  {'tokens':>10}  {'largest':>9}")
+            for s in tools[:15]:
+                out.append(
+                    f"    {(s.tool_name or '(unnamed)'):<{width}}  {s.results:>7}  {_fmt(s.tokens):>10}  {_fmt(s.largest):>9}"
+                )
+            if len(tools) > 15:
+                out.append(f"    ... and {len(tools) - 15} more tools")
+        single = summary_dict(reduce_by_tokens(t.messages, defaults))
+        run = summary_dict(replay(t.messages, defaults))
+        out.append("  with eino's defaults (threshold 20,000, keep 40,000):")
+        if single["triggered"]:
+            out.append(
+                f"    single pass: clears {single['cleared']} result(s), window starts at message "
+                f"{single['recent_start_index']}; {_fmt(single['tokens_before'])} -> "
+                f"{_fmt(single['tokens_after'])} tokens (-{single['saved_percent']}%)"
+            )
+        else:
+            out.append(
+                f"    single pass: nothing cleared (tool results {_fmt(single['total_tool_result_tokens'])} "
+                f"<= threshold 20,000)"
+            )
+        out.append(
+            f"    replay over {run['model_calls']} model call(s): clears {run['cleared']} result(s), "
+            f"{run['cache_breaks']} prompt-cache break(s); tokens sent {_fmt(run['tokens_sent_unreduced'])} -> "
+            f"{_fmt(run['tokens_sent'])}"
+        )
+        for w in t.warnings[:5]:
+            out.append(f"  warning: {w}")
+        if len(t.warnings) > 5:
+            out.append(f"  ... and {len(t.warnings) - 5} more warnings")
+        for n in t.notes:
+            out.append(f"  note: {n}")
+    if len(transcripts) > 20:
+        out.append(f"\n... and {len(transcripts) - 20} more conversations (pick one with --conversation ID)")
+    stdout.write(("\n".join(out) + "\n").encode("utf-8", "replace"))
+    stdout.flush()
+    return 0
+
+
+def _formats(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
+    lines = []
+    for f in formats():
+        lines.append(f"{f.name:<15} {f.label}")
+        lines.append(f"{'':<15} found: {f.where_found}")
+        lines.append(f"{'':<15} tool result: {f.tool_result}")
+    stdout.write(("\n".join(lines) + "\n").encode())
+    return 0
+
+
+def _counters(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
+    lines = []
+    for c in list_counters():
+        state = "available" if c.available else "not available: " + c.reason
+        lines.append(f"{c.name:<15} {c.label}\n{'':<15} {state}")
+    stdout.write(("\n".join(lines) + "\n").encode())
+    return 0
+
+
+_COMMANDS = {"reduce": _reduce, "inspect": _inspect, "formats": _formats, "counters": _counters}
+
+
+def main(argv: Sequence[str] | None = None, *, stdout: IO[bytes] | None = None, stderr: IO[str] | None = None) -> int:
+    """Run the CLI; returns the exit status."""
+    out = stdout if stdout is not None else sys.stdout.buffer
+    err = stderr if stderr is not None else sys.stderr
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help(sys.stdout)
+            return 2
+        return _COMMANDS[args.command](args, out, err)
+    except UsageError as exc:
+        print(f"toolclear: error: {exc}", file=err)
+        return 2
+    except ToolclearError as exc:
+        print(f"toolclear: error: {exc}", file=err)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        print("toolclear: interrupted", file=err)
+        return 130
+    except MemoryError:
+        print("toolclear: error: out of memory reading the input", file=err)
+        return 2
+    except Exception as exc:  # never a traceback: one line, and a distinct status
+        print(f"toolclear: internal error, please report it: {type(exc).__name__}: {exc}", file=err)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
+
+
+def main_entry() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

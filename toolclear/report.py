@@ -1,0 +1,209 @@
+"""Per-message reports of what the policy did, as plain rows and dicts.
+
+The CLI's ``--report``, the app's table and its CSV / JSON exports all come from here,
+so every number a user sees is computed once, by the core.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .clearing import ClearToolResultConfig, Reduction
+from .model import Message, MessageStatus, Transcript
+from .offload import ToolResultOffloadingConfig
+from .replay import Replay
+
+__all__ = [
+    "ROW_FIELDS",
+    "ToolSummary",
+    "message_rows",
+    "preview",
+    "report_dict",
+    "settings_dict",
+    "summary_dict",
+    "tool_summary",
+]
+
+Result = Reduction | Replay
+
+ROW_FIELDS = (
+    "index",
+    "role",
+    "tool_name",
+    "tool_call_id",
+    "tokens_before",
+    "tokens_after",
+    "status",
+    "in_window",
+    "cleared_at_call",
+    "offloaded_path",
+    "origin",
+    "preview",
+)
+
+
+def preview(text: str, limit: int = 80) -> str:
+    """One line of a message for tables: whitespace folded, cut with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _window_start(result: Result) -> int | None:
+    if isinstance(result, Replay):
+        return result.steps[-1].recent_start_index if result.steps else None
+    return result.recent_start_index
+
+
+def message_rows(result: Result, transcript: Transcript | None = None) -> list[dict[str, Any]]:
+    """One dict per message, with the fields of ``ROW_FIELDS``."""
+    start = _window_start(result)
+    origins = transcript.origins if transcript is not None else ()
+    before = result.token_counts_original or result.token_counts
+    rows = []
+    for i, m in enumerate(result.messages):
+        original = transcript.messages[i] if transcript is not None else m
+        record = result.offloads[i] if result.offloads else None
+        cleared_at = (
+            result.cleared_at[i]
+            if isinstance(result, Replay)
+            else (len(result.messages) if result.statuses[i] is MessageStatus.CLEARED else None)
+        )
+        rows.append(
+            {
+                "index": i,
+                "role": m.role,
+                "tool_name": m.tool_name,
+                "tool_call_id": m.tool_call_id,
+                "tokens_before": before[i],
+                "tokens_after": result.token_counts_after[i],
+                "status": str(result.statuses[i]),
+                "in_window": start is not None and i >= start,
+                "cleared_at_call": cleared_at,
+                "offloaded_path": record.path if record is not None and record.offloaded else None,
+                "origin": origins[i] if i < len(origins) else "",
+                "preview": preview(original.content),
+            }
+        )
+    return rows
+
+
+def settings_dict(
+    config: ClearToolResultConfig, offloading: ToolResultOffloadingConfig | None = None
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "tool_result_token_threshold": config.tool_result_token_threshold,
+        "keep_recent_tokens": config.keep_recent_tokens,
+        "placeholder": config.placeholder,
+        "exclude_tools": list(config.exclude_tools),
+        "token_counter": config.counter_name,
+    }
+    if offloading is not None:
+        out["offloading"] = {
+            "offloading_token_limit": offloading.offloading_token_limit,
+            "read_file_tool_name": offloading.read_file_tool_name,
+            "trigger_tokens": offloading.trigger_tokens,
+        }
+    return out
+
+
+def summary_dict(result: Result) -> dict[str, Any]:
+    """Totals of one result: what the app's headline metrics show."""
+    before = result.tokens_before
+    after = result.tokens_after
+    statuses = Counter(str(s) for s in result.statuses)
+    tool_results = sum(1 for m in result.messages if m.role == "tool")
+    out: dict[str, Any] = {
+        "messages": len(result.messages),
+        "tool_results": tool_results,
+        "tokens_before": before,
+        "tokens_after": after,
+        "tokens_saved": before - after,
+        "saved_percent": round(100.0 * (before - after) / before, 2) if before else 0.0,
+        "cleared": statuses.get(str(MessageStatus.CLEARED), 0),
+        "status_counts": dict(sorted(statuses.items())),
+        "recent_start_index": _window_start(result),
+    }
+    if isinstance(result, Replay):
+        out.update(
+            {
+                "mode": "replay",
+                "model_calls": len(result.model_call_steps),
+                "cache_breaks": result.cache_breaks,
+                "tokens_sent": result.tokens_sent,
+                "tokens_sent_unreduced": result.tokens_sent_unreduced,
+                "triggered": result.steps[-1].triggered if result.steps else False,
+                "total_tool_result_tokens": result.steps[-1].total_tool_result_tokens if result.steps else 0,
+                "cleared_indices": list(result.cleared_indices),
+            }
+        )
+    else:
+        out.update(
+            {
+                "mode": "single pass",
+                "triggered": result.triggered,
+                "total_tool_result_tokens": result.total_tool_result_tokens,
+                "cleared_indices": list(result.cleared_indices),
+            }
+        )
+    if result.offloads:
+        done = [r for r in result.offloads if r is not None and r.offloaded]
+        out["offloaded"] = len(done)
+        out["offload_failures"] = [
+            {"index": r.index, "error": r.error} for r in result.offloads if r is not None and r.error
+        ]
+    return out
+
+
+def report_dict(
+    result: Result,
+    transcript: Transcript | None = None,
+    offloading: ToolResultOffloadingConfig | None = None,
+) -> dict[str, Any]:
+    """The whole JSON report of one conversation."""
+    out: dict[str, Any] = {}
+    if transcript is not None:
+        out.update(
+            {"source": transcript.source, "format": transcript.format, "conversation": transcript.id}
+        )
+    out["settings"] = settings_dict(result.config, offloading)
+    out["summary"] = summary_dict(result)
+    if isinstance(result, Replay):
+        out["steps"] = [
+            {
+                "call_index": s.call_index,
+                "final": k == len(result.steps) - 1,
+                "context_tokens": s.context_tokens,
+                "context_tokens_unreduced": s.context_tokens_unreduced,
+                "total_tool_result_tokens": s.total_tool_result_tokens,
+                "triggered": s.triggered,
+                "recent_start_index": s.recent_start_index,
+                "cleared_indices": list(s.cleared_indices),
+                "cache_break": s.cache_break,
+            }
+            for k, s in enumerate(result.steps)
+        ]
+    out["messages"] = message_rows(result, transcript)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSummary:
+    """Tool results of one tool: how many and how big."""
+
+    tool_name: str
+    results: int
+    tokens: int
+    largest: int
+
+
+def tool_summary(messages: Sequence[Message], counts: Sequence[int]) -> list[ToolSummary]:
+    """Per tool name, largest total first."""
+    acc: dict[str, list[int]] = {}
+    for m, n in zip(messages, counts):
+        if m.role == "tool":
+            acc.setdefault(m.tool_name, []).append(n)
+    out = [ToolSummary(name, len(v), sum(v), max(v)) for name, v in acc.items()]
+    return sorted(out, key=lambda s: (-s.tokens, s.tool_name))

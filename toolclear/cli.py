@@ -264,7 +264,12 @@ def _inspect(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> in
         single = summary_dict(reduce_by_tokens(t.messages, defaults))
         run = summary_dict(replay(t.messages, defaults))
         out.append("  with eino's defaults (threshold 20,000, keep 40,000):")
-        if single["triggered"]:
+        if single["triggered"] and not single["cleared"]:
+            out.append(
+                f"    single pass: triggered (tool results {_fmt(single['total_tool_result_tokens'])} > 20,000) "
+                "but every tool result is inside the 40,000-token window; nothing cleared"
+            )
+        elif single["triggered"]:
             out.append(
                 f"    single pass: clears {single['cleared']} result(s), window starts at message "
                 f"{single['recent_start_index']}; {_fmt(single['tokens_before'])} -> "

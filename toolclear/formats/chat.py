@@ -292,7 +292,16 @@ def read_openai(doc: Document, conv: Conversation, b: Builder, *, eino: bool) ->
         if eino:
             b.add(Message.from_dict(m, path=where(doc, path)), [path + ("content",)], path)
             continue
-        content = content_text(m.get("content"), doc, path + ("content",))
+        raw_content = m.get("content")
+        if isinstance(raw_content, list):
+            for j, part in enumerate(raw_content):
+                if isinstance(part, dict) and part.get("type") in ("tool_use", "tool_result"):
+                    raise TranscriptError(
+                        f"a '{part['type']}' block belongs to Anthropic Messages, not to OpenAI Chat "
+                        "Completions (try the anthropic format)",
+                        where=where(doc, path + ("content", j)),
+                    )
+        content = content_text(raw_content, doc, path + ("content",))
         calls = _openai_calls(doc, m, path)
         call_id = _str_or_empty(doc, m, "tool_call_id", path)
         name = _str_or_empty(doc, m, "name", path)
@@ -328,6 +337,12 @@ def read_anthropic(doc: Document, conv: Conversation, b: Builder) -> None:
         b.add(Message(role="system", content=content_text(value, doc, path)), [path], path)
     for path, m in conv.items:
         role = _role(doc, m, path)
+        if role not in ("user", "assistant"):
+            raise TranscriptError(
+                f"Anthropic messages have only 'user' and 'assistant' roles, this one is '{role}' "
+                "(is it OpenAI Chat Completions or eino? try that format)",
+                where=where(doc, path + ("role",)),
+            )
         content = m.get("content")
         cpath = path + ("content",)
         if content is None or isinstance(content, str):

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Set everything up and run every test: core, formats, CLI, AppTest and the real-browser e2e tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export DEBIAN_FRONTEND=noninteractive PYTHONDONTWRITEBYTECODE=1
+if ! command -v chromium >/dev/null 2>&1 && [ ! -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ]; then
+  if [ "$(id -u)" = "0" ]; then
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends chromium >/dev/null
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    sudo apt-get update -qq
+    sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null
+  else
+    echo "test: Debian's chromium is not installed and cannot be installed without root;" \
+         "the browser tests will be skipped (in CI they fail)" >&2
+  fi
+fi
+bash scripts/setup.sh
+rc=0
+.venv/bin/python -m pytest -q -p no:cacheprovider tests "$@" || rc=$?
+if [ "$rc" -eq 5 ]; then echo "test: no tests collected" >&2; exit 1; fi
+exit "$rc"

@@ -1,0 +1,223 @@
+"""AppTest: every control changes the numbers to what the core computes for those settings."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import toolclear as tc
+from toolclear import report
+
+from .conftest import CORPUS, ROOT, SAMPLES
+
+APP = str(ROOT / "app.py")
+FIRST_SAMPLE = SAMPLES / "coding-agent.eino.jsonl"
+
+
+def start(**query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def table(at: AppTest):
+    return next(df.value for df in at.dataframe if "preview" in df.value.columns)
+
+
+def expect_numbers(at: AppTest, result, transcript: tc.Transcript) -> None:
+    """The headline metrics and the table equal the core's result."""
+    s = report.summary_dict(result)
+    m = metrics(at)
+    assert m["Messages"] == f"{s['messages']:,}"
+    assert m["Tool results"] == f"{s['tool_results']:,}"
+    assert m["Tokens before"] == f"{s['tokens_before']:,}"
+    assert m["Tokens after"] == f"{s['tokens_after']:,}"
+    assert m["Saved"] == f"{s['tokens_saved']:,}"
+    assert m["Results cleared"] == f"{s['cleared']:,}"
+    if s["mode"] == "replay":
+        assert m["Cache breaks"] == f"{s['cache_breaks']:,}"
+    df = table(at)
+    rows = report.message_rows(result, transcript)
+    assert df["status"].tolist() == [r["status"] for r in rows]
+    assert df["tokens_after"].tolist() == [r["tokens_after"] for r in rows]
+    assert df["in_window"].tolist() == [r["in_window"] for r in rows]
+
+
+@pytest.fixture(scope="module")
+def sample() -> tc.Transcript:
+    return tc.load(FIRST_SAMPLE)
+
+
+def test_opens_on_the_sample_with_the_policy_at_work(sample) -> None:
+    at = start()
+    result = tc.reduce_by_tokens(sample.messages)
+    assert result.cleared_indices  # the first screen already shows clearing
+    expect_numbers(at, result, sample)
+    assert len(at.get("plotly_chart")) >= 2
+    assert not at.error
+
+
+def test_threshold_slider_and_input(sample) -> None:
+    at = start()
+    at.slider(key="threshold_slider").set_value(60000).run()
+    assert at.number_input(key="threshold_input").value == 60000
+    expect_numbers(at, tc.reduce_by_tokens(sample.messages, tc.ClearToolResultConfig(60000)), sample)
+    assert metrics(at)["Results cleared"] == "0"
+    at.number_input(key="threshold_input").set_value(123).run()
+    assert at.slider(key="threshold_slider").value == 123
+    expect_numbers(at, tc.reduce_by_tokens(sample.messages, tc.ClearToolResultConfig(123)), sample)
+
+
+def test_keep_slider_and_input(sample) -> None:
+    at = start()
+    at.slider(key="keep_slider").set_value(10000).run()
+    result = tc.reduce_by_tokens(sample.messages, tc.ClearToolResultConfig(keep_recent_tokens=10000))
+    expect_numbers(at, result, sample)
+    assert at.number_input(key="keep_input").value == 10000
+    at.number_input(key="keep_input").set_value(0).run()
+    expect_numbers(at, tc.reduce_by_tokens(sample.messages, tc.ClearToolResultConfig(keep_recent_tokens=0)), sample)
+
+
+def test_eino_defaults_button(sample) -> None:
+    at = start()
+    at.slider(key="keep_slider").set_value(5000).run()
+    at.slider(key="threshold_slider").set_value(1000).run()
+    at.button(key="defaults").click().run()
+    assert (at.number_input(key="threshold_input").value, at.number_input(key="keep_input").value) == (20000, 40000)
+    assert (at.slider(key="threshold_slider").value, at.slider(key="keep_slider").value) == (20000, 40000)
+    expect_numbers(at, tc.reduce_by_tokens(sample.messages), sample)
+
+
+def test_counter_select_uses_tiktoken(sample) -> None:
+    at = start()
+    options = at.selectbox(key="counter").options
+    assert any("cl100k_base" in o for o in options) and any("eino" in o for o in options)
+    at.selectbox(key="counter").set_value("cl100k_base").run()
+    result = tc.reduce_by_tokens(sample.messages, tc.ClearToolResultConfig(token_counter="cl100k_base"))
+    expect_numbers(at, result, sample)
+    assert metrics(at)["Tokens before"] != f"{sum(tc.count_tokens(sample.messages)):,}"
+
+
+def test_unavailable_counter_says_why(sample) -> None:
+    infos = [c for c in tc.list_counters() if not c.available]
+    if not infos:
+        pytest.skip("every tiktoken encoding is available on this machine")
+    at = start()
+    at.selectbox(key="counter").set_value(infos[0].name).run()
+    assert any("not available here" in w.value for w in at.sidebar.warning)
+    expect_numbers(at, tc.reduce_by_tokens(sample.messages), sample)
+
+
+def test_exclusions_multiselect(sample) -> None:
+    at = start()
+    ms = at.multiselect(key="exclude")
+    names = {m.tool_name for m in sample.messages if m.role == "tool"}
+    assert {o.split(" (")[0] for o in ms.options} == names
+    assert f"read_file ({sum(1 for m in sample.messages if m.tool_name == 'read_file')} results)" in ms.options
+    ms.set_value(["read_file", "run_tests"]).run()
+    config = tc.ClearToolResultConfig(exclude_tools=("read_file", "run_tests"))
+    result = tc.reduce_by_tokens(sample.messages, config)
+    expect_numbers(at, result, sample)
+    assert "excluded" in table(at)["status"].tolist()
+
+
+def test_placeholder(sample) -> None:
+    at = start()
+    at.text_input(key="placeholder").set_value("[gone]").run()
+    result = tc.reduce_by_tokens(sample.messages, tc.ClearToolResultConfig(placeholder="[gone]"))
+    expect_numbers(at, result, sample)
+
+
+def test_mode_replay(sample) -> None:
+    at = start()
+    at.radio(key="mode").set_value("replay").run()
+    rp = tc.replay(sample.messages)
+    expect_numbers(at, rp, sample)
+    assert int(metrics(at)["Cache breaks"]) == rp.cache_breaks >= 1
+
+
+def test_offloading_toggle_limit_and_read_tool(sample) -> None:
+    at = start()
+    at.toggle(key="offload_on").set_value(True).run()
+    at.number_input(key="offload_limit").set_value(800).run()
+    at.text_input(key="read_tool").set_value("cat").run()
+    off = tc.ToolResultOffloadingConfig(offloading_token_limit=800, read_file_tool_name="cat")
+    result = tc.reduce_by_tokens(sample.messages, offloading=off)
+    assert any(r is not None and r.offloaded for r in result.offloads)
+    expect_numbers(at, result, sample)
+    df = table(at)
+    assert df["offloaded_path"].notna().sum() == sum(1 for r in result.offloads if r is not None and r.offloaded)
+    assert any("16 × limit" in c.value or "UTF-8 bytes" in c.value for c in at.sidebar.caption)
+    labels = [b.label for b in at.get("download_button")]
+    assert "Offloaded files (zip)" in labels
+
+
+def test_table_filters_and_detail(sample) -> None:
+    at = start()
+    result = tc.reduce_by_tokens(sample.messages)
+    at.multiselect(key="filter_status").set_value(["cleared"]).run()
+    assert any(c.value.startswith(f"{len(result.cleared_indices)} of {len(sample.messages)} messages") for c in at.caption)
+    at.multiselect(key="filter_status").set_value([]).run()
+    at.multiselect(key="filter_tools").set_value(["grep"]).run()
+    grep_count = sum(1 for m in sample.messages if m.tool_name == "grep")
+    assert any(c.value.startswith(f"{grep_count} of ") for c in at.caption)
+    i = result.cleared_indices[0]
+    at.number_input(key="detail_index").set_value(i).run()
+    codes = [c.value for c in at.code]
+    assert sample.messages[i].content[:200] in codes[0] and codes[1] == tc.DEFAULT_PLACEHOLDER
+
+
+def test_sample_picker_format_override_and_conversations() -> None:
+    at = start()
+    at.selectbox(key="sample").set_value("Four short runs (a file of several conversations)").run()
+    runs = tc.load_all(SAMPLES / "several-runs.openai.json")
+    conv = at.selectbox(key="conversation")
+    assert conv.options and len(conv.options) == 4 and "messages" in conv.options[0]
+    conv.set_value(runs[2].id).run()
+    assert metrics(at)["Messages"] == f"{len(runs[2].messages):,}"
+    at.selectbox(key="format").set_value("anthropic").run()
+    assert at.error and "anthropic" in at.error[0].value and "only" in at.error[0].value
+    at.selectbox(key="format").set_value("auto").run()
+    assert not at.error
+
+
+def test_upload_a_real_corpus_file() -> None:
+    path = CORPUS / "codex_cli" / "codex-session-view_rollout-2025-11-17T15-30-28-019a93b9.jsonl"
+    at = start()
+    at.file_uploader(key="upload").set_value((path.name, path.read_bytes(), "application/jsonl")).run()
+    assert not at.exception
+    t = tc.load(path)
+    expect_numbers(at, tc.reduce_by_tokens(t.messages), t)
+    assert any("format codex" in c.value for c in at.caption)
+
+
+def test_starting_empty_and_bad_upload_keeps_working() -> None:
+    at = start(sample="none")
+    assert any("Upload a transcript" in i.value for i in at.info)
+    at.file_uploader(key="upload").set_value(("x.jsonl", b'{"role":"user","content":"a"}\n{"role":', "text/plain")).run()
+    assert not at.exception
+    assert len(at.error) == 1 and "line 2" in at.error[0].value
+    assert "\n" not in at.error[0].value
+
+
+def test_untrusted_names_are_escaped_in_markdown() -> None:
+    doc = [{"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c", "type": "function", "function": {"name": "[x](javascript:alert(1))", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c", "content": "**bold** <script>x</script>"}]
+    at = start(sample="none")
+    at.file_uploader(key="upload").set_value(("<img src=x>.json", json.dumps(doc).encode(), "application/json")).run()
+    assert not at.exception
+    caption = next(c.value for c in at.caption if "format openai" in c.value)
+    assert "\\<img src\\=x\\>" in caption
+    assert all("<img" not in c.value.replace("\\<img", "") for c in at.caption)
+    ms = at.multiselect(key="exclude")
+    assert ms.options == ["[x](javascript:alert(1)) (1 results)"]  # options are plain text

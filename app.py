@@ -88,7 +88,7 @@ def counter_infos() -> list[tc.CounterInfo]:
 
 def ensure_counts(messages: tuple[tc.Message, ...], counter: str) -> tuple[int, ...]:
     """Count every message (once; cached on the message), with progress when it takes a while."""
-    todo = [m for m in messages if counter not in m._tokens]
+    todo = [m for m in messages if counter not in m._memo]
     if len(todo) > 2000:
         bar = st.progress(0.0, text=f"Counting tokens ({counter})…")
         chunk = 2000

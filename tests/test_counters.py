@@ -58,7 +58,7 @@ def test_counts_are_cached_once_per_message() -> None:
     tc.replay(msgs, config)
     assert calls == ["abc", "de"]
     tc.count_tokens(msgs, "cl100k_base")
-    assert msgs[0]._tokens["cl100k_base"] == 1
+    assert msgs[0]._memo["cl100k_base"] == 1
 
 
 def test_list_counters_says_what_works_here() -> None:

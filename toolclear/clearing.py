@@ -18,11 +18,18 @@ does (0 or "" mean the default).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import gc
+import threading
+from bisect import bisect_left
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import accumulate
 from typing import Any
 
-from .counters import DEFAULT_COUNTER, TokenCounter, count_tokens, get_counter
+from .counters import DEFAULT_COUNTER, TokenCounter, count_tokens, get_counter, is_builtin
 from .errors import ConfigError
 from .model import Message, MessageStatus
 from .offload import OffloadRecord, StorageBackend, ToolResultOffloadingConfig, offload_messages
@@ -33,7 +40,9 @@ __all__ = [
     "DEFAULT_THRESHOLD",
     "ClearToolResultConfig",
     "Reduction",
+    "SequenceIndex",
     "reduce_by_tokens",
+    "sequence_index",
 ]
 
 DEFAULT_THRESHOLD = 20_000
@@ -122,25 +131,211 @@ class ClearToolResultConfig:
         return c if isinstance(c, str) else getattr(c, "name", None) or getattr(c, "__name__", repr(c))
 
 
-@dataclass(frozen=True, slots=True)
+class SequenceIndex:
+    """What one message sequence needs for the policy, computed once per counter:
+    token counts, their prefix sums and, per placeholder, the countable tool results.
+
+    The last few sequences are kept (by identity), so moving a slider over the same
+    transcript, or replaying it after a single pass, counts and scans nothing again.
+    """
+
+    __slots__ = ("seq", "counts", "prefix", "_tools", "_outputs", "_tool_positions")
+
+    def __init__(self, seq: tuple[Message, ...], counts: tuple[int, ...]) -> None:
+        self.seq = seq
+        self.counts = counts
+        self.prefix = [0, *accumulate(counts)]
+        self._tools: dict[str, tuple[list[int], int]] = {}
+        self._outputs: OrderedDict[Any, tuple[Message, ...]] = OrderedDict()
+        self._tool_positions: list[int] | None = None
+
+    @property
+    def tool_positions(self) -> list[int]:
+        """Indices of every tool result (placeholder or not)."""
+        if self._tool_positions is None:
+            self._tool_positions = [i for i, m in enumerate(self.seq) if m.role == "tool"]
+        return self._tool_positions
+
+    def tools(self, placeholder: str) -> tuple[list[int], int]:
+        """Indices of tool results not holding the placeholder, and their token total."""
+        hit = self._tools.get(placeholder)
+        if hit is None:
+            seq, counts = self.seq, self.counts
+            idx = [i for i, m in enumerate(seq) if m.role == "tool" and m.content != placeholder]
+            hit = (idx, sum([counts[i] for i in idx]))
+            if len(self._tools) > 8:
+                self._tools.clear()
+            self._tools[placeholder] = hit
+        return hit
+
+    def window_start(self, end: int, keep: int, lo: int = 0) -> int:
+        """The reference's walk back from ``end``: the first message (from the end) that
+        overflows ``keep`` starts the window; 0 when everything fits. Searched in
+        [lo, end), which is exact whenever the answer is known to be >= lo."""
+        prefix = self.prefix
+        start = bisect_left(prefix, prefix[end] - keep, lo, end) - 1
+        return start if start >= lo else lo
+
+    def output(self, cleared: tuple[int, ...], placeholder: str) -> tuple[Message, ...]:
+        key = (placeholder, cleared)
+        hit = self._outputs.get(key)
+        if hit is None:
+            out = list(self.seq)
+            memo_key = ("cleared", placeholder)
+            with paused_gc():
+                for i in cleared:
+                    m = out[i]
+                    out[i] = m._memo.get(memo_key) or cleared_copy(m, placeholder)
+            hit = tuple(out)
+            self._outputs[key] = hit
+            while len(self._outputs) > 4:
+                self._outputs.popitem(last=False)
+        return hit
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while making many small objects at once: they
+    hold no cycles, and collections triggered by the allocations would scan every live
+    message again and again (this made clearing 10x slower on 100,000 messages)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+_INDEX_SIZE = 4
+_indexes: OrderedDict[tuple[int, Any], SequenceIndex] = OrderedDict()
+_index_lock = threading.Lock()
+
+
+def sequence_index(messages: tuple[Message, ...], counter: TokenCounter) -> SequenceIndex:
+    """The (cached) index of this very sequence for this counter."""
+    key = (id(messages), getattr(counter, "name", counter))
+    with _index_lock:
+        hit = _indexes.get(key)
+        if hit is not None and hit.seq is messages:
+            _indexes.move_to_end(key)
+            return hit
+    made = SequenceIndex(messages, count_tokens(messages, counter))
+    with _index_lock:
+        _indexes[key] = made
+        while len(_indexes) > _INDEX_SIZE:
+            _indexes.popitem(last=False)
+    return made
+
+
+def cleared_counter(counter: TokenCounter, placeholder: str) -> Callable[[Sequence[Message], Sequence[int]], list[int]]:
+    """A function giving the tokens of listed messages once cleared. A built-in counter
+    sees only content and arguments, so a cleared result without tool calls always
+    counts the same: it is counted once."""
+    if is_builtin(counter):
+        fixed = count_tokens((Message(role="tool", content=placeholder),), counter)[0]
+
+        def builtin(messages: Sequence[Message], indices: Sequence[int]) -> list[int]:
+            out = [fixed] * len(indices)
+            for k, i in enumerate(indices):
+                if messages[i].tool_calls:
+                    out[k] = count_tokens((cleared_copy(messages[i], placeholder),), counter)[0]
+            return out
+
+        return builtin
+
+    def custom(messages: Sequence[Message], indices: Sequence[int]) -> list[int]:
+        return list(count_tokens([cleared_copy(messages[i], placeholder) for i in indices], counter))
+
+    return custom
+
+
+def cleared_copy(message: Message, placeholder: str) -> Message:
+    """The message holding the placeholder; memoised, so clearing the same message again
+    (a slider move, the next replay step) costs nothing."""
+    key = ("cleared", placeholder)
+    new = message._memo.get(key)
+    if new is None:
+        new = message.with_content(placeholder)
+        message._memo[key] = new
+    return new
+
+
+def statuses_of(
+    messages: Sequence[Message],
+    config: ClearToolResultConfig,
+    triggered: bool,
+    start: int,
+    cleared: Sequence[int],
+    records: Sequence[OffloadRecord | None] = (),
+    tools: Sequence[int] | None = None,
+) -> tuple[MessageStatus, ...]:
+    """One status per message, in this order of precedence: cleared, already cleared,
+    excluded, offloaded, protected (in the window), kept (written lowest first)."""
+    ph = config.placeholder
+    out = [MessageStatus.KEPT] * len(messages)
+    if tools is None:
+        tools = [i for i, m in enumerate(messages) if m.role == "tool"]
+    if triggered:
+        for i in tools[bisect_left(tools, start):]:
+            out[i] = MessageStatus.PROTECTED
+    if records:
+        for r in records:
+            if r is not None and r.offloaded:
+                out[r.index] = MessageStatus.OFFLOADED
+    if config.exclude_tools:
+        excluded = frozenset(config.exclude_tools)
+        for i in tools:
+            if messages[i].tool_name in excluded:
+                out[i] = MessageStatus.EXCLUDED
+    for i in tools:
+        if messages[i].content == ph:
+            out[i] = MessageStatus.ALREADY_CLEARED
+    for i in cleared:
+        out[i] = MessageStatus.CLEARED
+    return tuple(out)
+
+
+@dataclass(frozen=True, eq=False)
 class Reduction:
-    """What one run of the policy did. The input is untouched; ``messages`` is new."""
+    """What one run of the policy did. The input is untouched; ``messages`` is new.
+
+    ``statuses`` and ``token_counts_after`` are worked out on first use.
+    """
 
     messages: tuple[Message, ...]
     token_counts: tuple[int, ...]
-    """Tokens of each input message."""
-    token_counts_after: tuple[int, ...]
-    """Tokens of each output message."""
+    """Tokens of each input message (as the policy saw it, after any offloading)."""
     total_tool_result_tokens: int
     triggered: bool
     recent_start_index: int | None
     cleared_indices: tuple[int, ...]
-    statuses: tuple[MessageStatus, ...]
     config: ClearToolResultConfig = field(repr=False)
     offloads: tuple[OffloadRecord | None, ...] = field(default=(), repr=False)
     """Per message, what offloading did (empty when offloading was off)."""
     token_counts_original: tuple[int, ...] = field(default=(), repr=False)
     """Tokens of each input message before offloading (equals token_counts without it)."""
+    _seen: tuple[Message, ...] = field(default=(), repr=False)
+    _index: SequenceIndex | None = field(default=None, repr=False)
+
+    @cached_property
+    def statuses(self) -> tuple[MessageStatus, ...]:
+        """Per message: protected, cleared, already cleared, excluded, offloaded or kept."""
+        return statuses_of(self._seen, self.config, self.triggered, self.recent_start_index or 0,
+                           self.cleared_indices, self.offloads,
+                           self._index.tool_positions if self._index is not None else None)
+
+    @cached_property
+    def token_counts_after(self) -> tuple[int, ...]:
+        """Tokens of each output message."""
+        if not self.cleared_indices:
+            return self.token_counts
+        after = list(self.token_counts)
+        counter = get_counter(self.config.token_counter)
+        counts = cleared_counter(counter, self.config.placeholder)(self._seen, self.cleared_indices)
+        for i, n in zip(self.cleared_indices, counts):
+            after[i] = n
+        return tuple(after)
 
     @property
     def tokens_before(self) -> int:
@@ -157,46 +352,6 @@ class Reduction:
     @property
     def tool_result_count(self) -> int:
         return sum(1 for m in self.messages if m.role == "tool")
-
-
-def _window_start(counts: Sequence[int], keep: int) -> int:
-    """Walk back from the end; the first message that overflows ``keep`` is the start."""
-    cum = 0
-    for i in range(len(counts) - 1, -1, -1):
-        c = counts[i]
-        if cum + c > keep:
-            return i
-        cum += c
-    return 0
-
-
-def _statuses(
-    messages: Sequence[Message],
-    config: ClearToolResultConfig,
-    triggered: bool,
-    start: int,
-    cleared: set[int] | frozenset[int],
-    records: Sequence[OffloadRecord | None] = (),
-) -> tuple[MessageStatus, ...]:
-    ph = config.placeholder
-    excluded = frozenset(config.exclude_tools)
-    out = []
-    for i, m in enumerate(messages):
-        if m.role != "tool":
-            out.append(MessageStatus.KEPT)
-        elif i in cleared:
-            out.append(MessageStatus.CLEARED)
-        elif m.content == ph:
-            out.append(MessageStatus.ALREADY_CLEARED)
-        elif m.tool_name in excluded:
-            out.append(MessageStatus.EXCLUDED)
-        elif records and (r := records[i]) is not None and r.offloaded:
-            out.append(MessageStatus.OFFLOADED)
-        elif triggered and i >= start:
-            out.append(MessageStatus.PROTECTED)
-        else:
-            out.append(MessageStatus.KEPT)
-    return tuple(out)
 
 
 def reduce_by_tokens(
@@ -218,50 +373,19 @@ def reduce_by_tokens(
     if offloading is not None:
         msgs, records = offload_messages(original, offloading, backend)
     counter = get_counter(config.token_counter)
-    counts = count_tokens(msgs, counter)
+    ix = sequence_index(msgs, counter)
+    counts = ix.counts
+    before = count_tokens(original, counter) if records else counts
     ph = config.placeholder
-
-    total = 0
-    tool_idx = []
-    for i, m in enumerate(msgs):
-        if m.role == "tool" and m.content != ph:
-            total += counts[i]
-            tool_idx.append(i)
+    tool_idx, total = ix.tools(ph)
     triggered = bool(msgs) and total > config.tool_result_token_threshold
     if not triggered:
-        return Reduction(
-            messages=msgs,
-            token_counts=counts,
-            token_counts_after=counts,
-            total_tool_result_tokens=total,
-            triggered=False,
-            recent_start_index=None,
-            cleared_indices=(),
-            statuses=_statuses(msgs, config, False, 0, frozenset(), records),
-            config=config,
-            offloads=records,
-            token_counts_original=count_tokens(original, counter) if records else counts,
-        )
-
-    start = _window_start(counts, config.keep_recent_tokens)
-    excluded = frozenset(config.exclude_tools)
-    cleared = tuple(i for i in tool_idx if i < start and msgs[i].tool_name not in excluded)
-    out = list(msgs)
-    after = list(counts)
-    for i in cleared:
-        new = msgs[i].with_content(ph)
-        out[i] = new
-        after[i] = count_tokens((new,), counter)[0]
-    return Reduction(
-        messages=tuple(out),
-        token_counts=counts,
-        token_counts_after=tuple(after),
-        total_tool_result_tokens=total,
-        triggered=True,
-        recent_start_index=start,
-        cleared_indices=cleared,
-        statuses=_statuses(msgs, config, True, start, frozenset(cleared), records),
-        config=config,
-        offloads=records,
-        token_counts_original=count_tokens(original, counter) if records else counts,
-    )
+        return Reduction(msgs, counts, total, False, None, (), config, records, before, msgs, ix)
+    start = ix.window_start(len(msgs), config.keep_recent_tokens)
+    candidates = tool_idx[: bisect_left(tool_idx, start)]
+    if config.exclude_tools:
+        excluded = frozenset(config.exclude_tools)
+        cleared = tuple([i for i in candidates if msgs[i].tool_name not in excluded])
+    else:
+        cleared = tuple(candidates)
+    return Reduction(ix.output(cleared, ph), counts, total, True, start, cleared, config, records, before, msgs, ix)

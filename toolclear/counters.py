@@ -29,6 +29,7 @@ __all__ = [
     "TokenCounter",
     "count_tokens",
     "eino_tokens",
+    "is_builtin",
     "get_counter",
     "list_counters",
     "utf8_len",
@@ -107,10 +108,10 @@ class _NamedCounter:
         self._batch = batch
 
     def __call__(self, message: Message) -> int:
-        cached = message._tokens.get(self.name)
+        cached = message._memo.get(self.name)
         if cached is None:
             cached = self._fn(message)
-            message._tokens[self.name] = cached
+            message._memo[self.name] = cached
         return cached
 
     def __repr__(self) -> str:
@@ -311,6 +312,12 @@ def get_counter(spec: str | TokenCounter | None = None) -> TokenCounter:
         return _loaded.setdefault(name, counter)
 
 
+def is_builtin(counter: TokenCounter) -> bool:
+    """True for the named counters, which count only content and tool-call arguments
+    (so two messages with the same of both always have the same count)."""
+    return isinstance(counter, _NamedCounter)
+
+
 def counter_name(counter: str | TokenCounter | None) -> str:
     """A display name for a counter spec."""
     if counter is None:
@@ -337,25 +344,25 @@ def count_tokens(
     fn = get_counter(counter)
     if isinstance(fn, _NamedCounter):
         key = fn.name
-        if fn._batch is not None:
-            todo = [m for m in messages if key not in m._tokens]
-            for start in range(0, len(todo), 2048):
-                chunk = todo[start : start + 2048]
-                for m, n in zip(chunk, fn._batch(chunk)):
-                    m._tokens[key] = n
-        out = []
-        for m in messages:
-            n = m._tokens.get(key)
-            if n is None:
-                n = fn(m)
-            out.append(n)
+        out = [m._memo.get(key) for m in messages]
+        if None in out:
+            todo = [m for m, n in zip(messages, out) if n is None]
+            if fn._batch is not None:
+                for start in range(0, len(todo), 2048):
+                    chunk = todo[start : start + 2048]
+                    for m, n in zip(chunk, fn._batch(chunk)):
+                        m._memo[key] = n
+            else:
+                for m in todo:
+                    fn(m)
+            out = [m._memo[key] for m in messages]
         return tuple(out)
     key = fn
     result = []
     for i, m in enumerate(messages):
-        n = m._tokens.get(key)
+        n = m._memo.get(key)
         if n is None:
             n = _checked(fn(m), i)
-            m._tokens[key] = n
+            m._memo[key] = n
         result.append(n)
     return tuple(result)

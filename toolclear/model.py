@@ -138,8 +138,9 @@ class ToolCall:
 class Message:
     """One message as the policy sees it.
 
-    ``_raw`` keeps the dict it came from (for lossless ``to_dict``); ``_tokens`` caches
-    token counts per counter, which is safe because a message never changes.
+    ``_raw`` keeps the dict it came from (for lossless ``to_dict``); ``_memo`` caches what
+    is computed from the message alone (its token count per counter, its cleared copy),
+    which is safe because a message never changes.
     """
 
     role: str
@@ -149,7 +150,7 @@ class Message:
     tool_name: str = ""
     name: str = ""
     _raw: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
-    _tokens: dict[Any, int] = field(
+    _memo: dict[Any, Any] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
 
@@ -162,8 +163,21 @@ class Message:
         return self.role == "tool"
 
     def with_content(self, content: str) -> Message:
-        """A copy with other content: the only change the policy ever makes."""
-        return replace(self, content=content)
+        """A copy with other content: the only change the policy ever makes.
+
+        Built field by field rather than through ``dataclasses.replace``: clearing makes
+        tens of thousands of these on a long run, and this is several times faster."""
+        new = object.__new__(Message)
+        setattr_ = object.__setattr__
+        setattr_(new, "role", self.role)
+        setattr_(new, "content", content)
+        setattr_(new, "tool_calls", self.tool_calls)
+        setattr_(new, "tool_call_id", self.tool_call_id)
+        setattr_(new, "tool_name", self.tool_name)
+        setattr_(new, "name", self.name)
+        setattr_(new, "_raw", self._raw)
+        setattr_(new, "_memo", {})
+        return new
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], *, path: str = "$") -> Message:

@@ -17,8 +17,11 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import accumulate
+from typing import NamedTuple
 
-from .clearing import ClearToolResultConfig, _statuses
+from .clearing import ClearToolResultConfig, SequenceIndex, cleared_counter, paused_gc, sequence_index, statuses_of
 from .counters import count_tokens, get_counter
 from .model import Message, MessageStatus
 from .offload import OffloadRecord, StorageBackend, ToolResultOffloadingConfig, offload_messages
@@ -26,8 +29,7 @@ from .offload import OffloadRecord, StorageBackend, ToolResultOffloadingConfig, 
 __all__ = ["Replay", "ReplayStep", "model_calls", "replay"]
 
 
-@dataclass(frozen=True, slots=True)
-class ReplayStep:
+class ReplayStep(NamedTuple):
     """One model call: what the policy did to the context sent with it."""
 
     call_index: int
@@ -47,7 +49,7 @@ class ReplayStep:
     provider's prompt cache cannot reuse that prefix."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, eq=False)
 class Replay:
     """A whole run replayed: the final history and one step per model call."""
 
@@ -55,18 +57,38 @@ class Replay:
     steps: tuple[ReplayStep, ...]
     token_counts: tuple[int, ...]
     """Tokens of each message as it arrived (after offloading, if any)."""
-    token_counts_after: tuple[int, ...]
-    statuses: tuple[MessageStatus, ...]
     cleared_at: tuple[int | None, ...]
     """For each message, the call index of the step that cleared it (or None)."""
     config: ClearToolResultConfig = field(repr=False)
     offloads: tuple[OffloadRecord | None, ...] = field(default=(), repr=False)
     token_counts_original: tuple[int, ...] = field(default=(), repr=False)
     """Tokens of each input message before offloading (equals token_counts without it)."""
+    _seen: tuple[Message, ...] = field(default=(), repr=False)
+    _index: SequenceIndex | None = field(default=None, repr=False)
 
-    @property
+    @cached_property
     def cleared_indices(self) -> tuple[int, ...]:
         return tuple(i for i, c in enumerate(self.cleared_at) if c is not None)
+
+    @cached_property
+    def statuses(self) -> tuple[MessageStatus, ...]:
+        """Per message, as after the final step (cleared at any call counts as cleared)."""
+        final = self.steps[-1] if self.steps else None
+        return statuses_of(self._seen, self.config, bool(final and final.triggered),
+                           (final.recent_start_index or 0) if final else 0,
+                           self.cleared_indices, self.offloads,
+                           self._index.tool_positions if self._index is not None else None)
+
+    @cached_property
+    def token_counts_after(self) -> tuple[int, ...]:
+        cleared = self.cleared_indices
+        if not cleared:
+            return self.token_counts
+        after = list(self.token_counts)
+        counter = get_counter(self.config.token_counter)
+        for i, n in zip(cleared, cleared_counter(counter, self.config.placeholder)(self._seen, cleared)):
+            after[i] = n
+        return tuple(after)
 
     @property
     def cache_breaks(self) -> int:
@@ -122,83 +144,61 @@ def replay(
     if offloading is not None:
         msgs, records = offload_messages(original, offloading, backend)
     counter = get_counter(config.token_counter)
-    counts = count_tokens(msgs, counter)
+    ix = sequence_index(msgs, counter)
+    counts, prefix = ix.counts, ix.prefix
     n = len(msgs)
     ph = config.placeholder
     keep = config.keep_recent_tokens
     threshold = config.tool_result_token_threshold
     excluded = frozenset(config.exclude_tools)
+    tool_idx, _ = ix.tools(ph)
+    clearable = [i for i in tool_idx if msgs[i].tool_name not in excluded] if excluded else tool_idx
+    weights = [0] * n
+    for i in tool_idx:
+        weights[i] = counts[i]
+    tool_prefix = [0, *accumulate(weights)]  # countable tool-result tokens before each index
 
-    prefix = [0] * (n + 1)
-    acc = 0
-    for i, c in enumerate(counts):
-        acc += c
-        prefix[i + 1] = acc
-    counted = [m.role == "tool" and m.content != ph for m in msgs]
-
-    current = list(msgs)
-    after = list(counts)
     cleared_at: list[int | None] = [None] * n
+    newly_all: list[int] = []
     steps: list[ReplayStep] = []
     frontier = 0  # every clearable message below this is cleared already
-    tool_total = 0  # tool-result tokens of the original messages seen so far
+    pos = 0  # clearable[:pos] are cleared
     cleared_tool_tokens = 0
     saved = 0
-    seen = 0
-    prev_call: int | None = None
-    last_start: int | None = None
-    last_triggered = False
+    prev_call = -1
+    after_count = cleared_counter(counter, ph)
 
-    for call in model_calls(msgs):
-        while seen < call:
-            if counted[seen]:
-                tool_total += counts[seen]
-            seen += 1
-        total = tool_total - cleared_tool_tokens
-        triggered = call > 0 and total > threshold
-        newly: list[int] = []
-        start: int | None = None
-        if triggered:
-            target = prefix[call] - keep
-            start = bisect_left(prefix, target, frontier, call) - 1
-            if start < frontier:
-                start = frontier if frontier > 0 else 0
-            for i in range(frontier, start):
-                if counted[i] and msgs[i].tool_name not in excluded:
-                    new = msgs[i].with_content(ph)
-                    current[i] = new
-                    after[i] = count_tokens((new,), counter)[0]
-                    cleared_at[i] = call
-                    cleared_tool_tokens += counts[i]
-                    saved += counts[i] - after[i]
-                    newly.append(i)
-            frontier = max(frontier, start)
-        steps.append(
-            ReplayStep(
-                call_index=call,
-                cleared_indices=tuple(newly),
-                context_tokens=prefix[call] - saved,
-                context_tokens_unreduced=prefix[call],
-                total_tool_result_tokens=total,
-                triggered=triggered,
-                recent_start_index=start,
-                cache_break=bool(newly) and prev_call is not None and newly[0] < prev_call,
-            )
-        )
-        prev_call = call
-        last_start, last_triggered = start, triggered
+    with paused_gc():  # tens of thousands of small step tuples, no cycles
+        for call in model_calls(msgs):
+            total = tool_prefix[call] - cleared_tool_tokens
+            if call > 0 and total > threshold:
+                start = ix.window_start(call, keep, frontier)
+                end = bisect_left(clearable, start, pos)
+                newly = tuple(clearable[pos:end])
+                if newly:
+                    pos = end
+                    for i in newly:
+                        cleared_at[i] = call
+                        cleared_tool_tokens += counts[i]
+                    newly_all.extend(newly)
+                    for i, c in zip(newly, after_count(msgs, newly)):
+                        saved += counts[i] - c
+                frontier = start
+                steps.append(ReplayStep(call, newly, prefix[call] - saved, prefix[call], total, True, start,
+                                        bool(newly) and prev_call >= 0 and newly[0] < prev_call))
+            else:
+                steps.append(ReplayStep(call, (), prefix[call] - saved, prefix[call], total, False, None, False))
+            prev_call = call
 
-    cleared = frozenset(i for i, c in enumerate(cleared_at) if c is not None)
-    statuses = _statuses(msgs, config, last_triggered, last_start or 0, cleared, records)
-
+    final = ix.output(tuple(newly_all), ph)
     return Replay(
-        messages=tuple(current),
+        messages=final,
         steps=tuple(steps),
         token_counts=counts,
-        token_counts_after=tuple(after),
-        statuses=statuses,
         cleared_at=tuple(cleared_at),
         config=config,
         offloads=records,
         token_counts_original=count_tokens(original, counter) if records else counts,
+        _seen=msgs,
+        _index=ix,
     )

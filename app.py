@@ -55,7 +55,10 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&=\"'])")
 
 def md(text: object) -> str:
     """Escape every markdown and HTML character of untrusted text for st.markdown & co."""
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(safe(str(text)).split()))
+
+
+safe = report.display_text
 
 
 # ---------------------------------------------------------------- cached core calls
@@ -171,7 +174,7 @@ def pick_conversation(transcripts: tuple[tc.Transcript, ...]) -> tc.Transcript:
         st.session_state.conversation = ids[0]
     st.sidebar.selectbox(
         f"Conversation ({len(ids)} in this file)", ids, key="conversation",
-        format_func=lambda i: f"{i} — {sizes[i][0]:,} messages, ~{sizes[i][1]:,} tokens",
+        format_func=lambda i: f"{safe(i)} — {sizes[i][0]:,} messages, ~{sizes[i][1]:,} tokens",
     )
     return next(t for t in transcripts if t.id == st.session_state.conversation)
 
@@ -227,7 +230,7 @@ def render_settings(t: tc.Transcript) -> tuple[tc.ClearToolResultConfig, tc.Tool
     st.session_state.exclude = [n for n in st.session_state.exclude if n in tools]
     st.sidebar.multiselect(
         "Never clear these tools", sorted(tools, key=lambda n: (-tools[n], n)), key="exclude",
-        format_func=lambda n: f"{n or '(unnamed)'} ({tools[n]} results)",
+        format_func=lambda n: f"{safe(n) or '(unnamed)'} ({tools[n]} results)",
     )
     st.sidebar.text_input("Placeholder", key="placeholder", help="What a cleared tool result holds afterwards.")
     st.sidebar.radio("Mode", MODES, key="mode", horizontal=True,
@@ -363,17 +366,18 @@ def render_detail(t: tc.Transcript, result: Any) -> None:
     status = result.statuses[i]
     record = result.offloads[i] if result.offloads else None
     meta = {
-        "role": before.role, "tool": before.tool_name or "—", "call id": before.tool_call_id or "—",
+        "role": safe(before.role), "tool": safe(before.tool_name) or "—", "call id": safe(before.tool_call_id) or "—",
         "tokens": f"{(result.token_counts_original or result.token_counts)[i]:,} → {result.token_counts_after[i]:,}",
-        "status": str(status), "in the file at": t.origins[i] if i < len(t.origins) else "",
+        "status": str(status), "in the file at": safe(t.origins[i]) if i < len(t.origins) else "",
     }
     if record is not None and record.offloaded:
-        meta["offloaded to"] = record.path
+        meta["offloaded to"] = safe(record.path or "")
     if record is not None and record.error:
         meta["offload failed"] = record.error
     st.dataframe(pd.DataFrame([meta]), hide_index=True, key="detail_meta")
     if before.tool_calls:
-        st.dataframe(pd.DataFrame([{"id": c.id, "tool": c.name, "arguments": c.arguments} for c in before.tool_calls]),
+        st.dataframe(pd.DataFrame([{"id": safe(c.id), "tool": safe(c.name), "arguments": safe(c.arguments[:2000])}
+                                   for c in before.tool_calls]),
                      hide_index=True, key="detail_calls")
     left, right = st.columns(2)
     with left:
@@ -385,7 +389,7 @@ def render_detail(t: tc.Transcript, result: Any) -> None:
 
 
 def _show_text(text: str, key: str) -> None:
-    shown = text if len(text) <= DETAIL_CHARS else text[:DETAIL_CHARS]
+    shown = safe(text if len(text) <= DETAIL_CHARS else text[:DETAIL_CHARS])
     with st.container(key=key):
         st.code(shown if shown else "(empty)", language=None, wrap_lines=True, height=320)
     if len(text) > DETAIL_CHARS:
@@ -457,7 +461,8 @@ def render_transcript_notes(t: tc.Transcript) -> None:
     if not (t.warnings or t.notes):
         return
     with st.expander(f"About this transcript: {len(t.notes)} note(s), {len(t.warnings)} warning(s)"):
-        rows = [{"kind": "note", "text": n} for n in t.notes] + [{"kind": "warning", "text": w} for w in t.warnings]
+        rows = [{"kind": "note", "text": safe(n)} for n in t.notes] + [
+            {"kind": "warning", "text": safe(w)} for w in t.warnings]
         st.dataframe(pd.DataFrame(rows), hide_index=True, key="notes_table")
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from .clearing import Reduction
 from .model import Message, MessageStatus
 from .replay import Replay
+from .report import display_text
 from .sweep import Sweep
 
 __all__ = ["STATUS_COLORS", "heatmap_figure", "replay_figure", "usage_figure"]
@@ -55,8 +56,8 @@ def usage_figure(result: Result, original: Sequence[Message], *, height: int = 4
     before = np.asarray(result.token_counts_original or result.token_counts, dtype=np.int64)
     after = np.asarray(result.token_counts_after, dtype=np.int64)
     cats = np.asarray([_category(m, s) for m, s in zip(original, result.statuses)], dtype=object)
-    roles = np.asarray([html.escape(m.role) for m in original], dtype=object)
-    tools = np.asarray([html.escape(m.tool_name) if m.role == "tool" else "" for m in original], dtype=object)
+    roles = np.asarray([html.escape(display_text(m.role)) for m in original], dtype=object)
+    tools = np.asarray([html.escape(display_text(m.tool_name)) if m.role == "tool" else "" for m in original], dtype=object)
     x = np.arange(n)
     fig = go.Figure()
     for cat in _ORDER:

@@ -26,6 +26,7 @@ from .clearing import (
 )
 from .counters import count_tokens, get_counter, list_counters
 from .errors import ToolclearError
+from .exports import json_bytes
 from .formats import dump_all, formats, load_all
 from .model import Transcript
 from .offload import DEFAULT_OFFLOADING_TOKEN_LIMIT, LocalDirBackend, ToolResultOffloadingConfig
@@ -219,7 +220,7 @@ def _reduce(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
     _write_output(args.output, data, stdout)
     if args.report:
         doc = reports[0] if len(reports) == 1 else {"conversations": reports}
-        _write_output(args.report, (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode(), stdout)
+        _write_output(args.report, json_bytes(doc), stdout)
     if failures:
         print(f"toolclear: warning: {failures} offload write(s) failed; those results were kept", file=stderr)
     if args.output:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import zipfile
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -13,12 +14,23 @@ from .model import Message
 from .offload import LocalDirBackend, MemoryBackend, OffloadRecord, StorageBackend
 from .report import ROW_FIELDS
 
-__all__ = ["eino_json", "offloaded_zip", "report_csv", "report_json"]
+__all__ = ["eino_json", "json_bytes", "offloaded_zip", "report_csv", "report_json"]
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_bytes(value: Any, *, indent: int | None = 2) -> bytes:
+    """UTF-8 JSON, non-ASCII kept as is; a lone surrogate (which UTF-8 cannot hold) is
+    kept as its escape, so the value reads back exactly."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent)
+    text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return (text + "\n").encode("utf-8")
 
 
 def eino_json(messages: Sequence[Message]) -> bytes:
     """The conversation as a JSON list of eino messages."""
-    return (json.dumps([m.to_dict() for m in messages], ensure_ascii=False, indent=2) + "\n").encode()
+    return json_bytes([m.to_dict() for m in messages])
 
 
 def report_csv(rows: Iterable[dict[str, Any]]) -> bytes:
@@ -28,11 +40,11 @@ def report_csv(rows: Iterable[dict[str, Any]]) -> bytes:
     writer.writeheader()
     for row in rows:
         writer.writerow({k: "" if row.get(k) is None else row.get(k) for k in ROW_FIELDS})
-    return buf.getvalue().encode("utf-8")
+    return buf.getvalue().encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode("utf-8")
 
 
 def report_json(report: dict[str, Any]) -> bytes:
-    return (json.dumps(report, ensure_ascii=False, indent=2) + "\n").encode()
+    return json_bytes(report)
 
 
 def _arcname(path: str, taken: set[str]) -> str:

@@ -19,6 +19,7 @@ from .replay import Replay
 __all__ = [
     "ROW_FIELDS",
     "ToolSummary",
+    "display_text",
     "message_rows",
     "preview",
     "report_dict",
@@ -45,9 +46,17 @@ ROW_FIELDS = (
 )
 
 
+def display_text(text: str) -> str:
+    """Text safe to show or encode anywhere: a lone surrogate (valid in JSON, not in
+    UTF-8) becomes U+FFFD, as Go would decode it."""
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
 def preview(text: str, limit: int = 80) -> str:
     """One line of a message for tables: whitespace folded, cut with an ellipsis."""
-    flat = " ".join(text.split())
+    flat = " ".join(display_text(text[: limit * 4]).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
@@ -74,16 +83,16 @@ def message_rows(result: Result, transcript: Transcript | None = None) -> list[d
         rows.append(
             {
                 "index": i,
-                "role": m.role,
-                "tool_name": m.tool_name,
-                "tool_call_id": m.tool_call_id,
+                "role": display_text(m.role),
+                "tool_name": display_text(m.tool_name),
+                "tool_call_id": display_text(m.tool_call_id),
                 "tokens_before": before[i],
                 "tokens_after": result.token_counts_after[i],
                 "status": str(result.statuses[i]),
                 "in_window": start is not None and i >= start,
                 "cleared_at_call": cleared_at,
-                "offloaded_path": record.path if record is not None and record.offloaded else None,
-                "origin": origins[i] if i < len(origins) else "",
+                "offloaded_path": display_text(record.path) if record is not None and record.offloaded and record.path else None,
+                "origin": display_text(origins[i]) if i < len(origins) else "",
                 "preview": preview(original.content),
             }
         )

@@ -108,6 +108,9 @@ def _describe(doc: Document) -> str:
         if not dicts:
             return f"a list of {type(value[0]).__name__ if value[0] is not None else 'null'} values, not of messages"
         first = dicts[0]
+        if "role" in first and not isinstance(first["role"], str):
+            kind = type(first["role"]).__name__.replace("int", "number").replace("NoneType", "null")
+            return f"$[0].role must be a string, got a {kind}"
         if "content" in first and "role" not in first:
             return "a list of objects with 'content' but no 'role': each message needs a 'role'"
         return (
@@ -115,6 +118,8 @@ def _describe(doc: Document) -> str:
             "(with 'role'), LangChain messages (with 'type'), or runs holding a message list"
         )
     if isinstance(value, dict):
+        if isinstance(value.get("interactions"), list):
+            return "an API cassette none of whose requests has a parsed_body with 'messages'"
         keys_list = ", ".join(list(value)[:12]) or "none"
         return (
             f"an object with keys {keys_list}; expected 'messages', 'history' (SWE-agent, "
@@ -151,6 +156,11 @@ def load_all(source: Source, format: str = "auto", *, name: str | None = None) -
         ) from None
     if not transcripts:
         raise TranscriptError("holds no conversation", source=label, format=reader.name)
+    if all(not t.messages for t in transcripts):
+        problems = [w for t in transcripts for w in t.warnings]
+        if problems:
+            # it looked like this format, but nothing in it could be read: say what is missing
+            raise TranscriptError(f"no message could be read ({problems[0]})", source=label, format=reader.name)
     return transcripts
 
 

@@ -282,16 +282,39 @@ def _json_error(exc: json.JSONDecodeError) -> TranscriptError:
     msg = exc.msg
     if msg == "Extra data":
         msg = "unexpected text after the end of the JSON value"
+    elif msg.startswith("Unterminated string"):
+        msg = "the text ends inside a string (is the file truncated?)"
     elif msg.startswith("Expecting") and exc.pos >= len(exc.doc.rstrip()):
-        msg = f"the JSON ends too early (truncated?): {msg.lower()}"
+        msg = f"the JSON ends too early (is the file truncated?): {msg.lower()}"
     return TranscriptError(f"not valid JSON: {msg}", where=f"line {exc.lineno}, column {exc.colno}")
 
 
 _TOO_DEEP = "JSON nested too deeply to read (more than about 1,000 levels)"
 
 
+_LONG_NUMBER = re.compile(r"-?\d{4300,}")
+
+
+class _NumberTooLong(ValueError):
+    """A JSON integer longer than Python will convert (sys.get_int_max_str_digits)."""
+
+    def __init__(self, text: str) -> None:
+        match = _LONG_NUMBER.search(text)
+        pos = match.start() if match else 0
+        self.line = text.count("\n", 0, pos) + 1
+        self.column = pos - (text.rfind("\n", 0, pos) + 1) + 1
+        super().__init__("a number with more than 4,300 digits, which Python cannot read")
+
+
 def _loads(text: str) -> Any:
-    return json.loads(text)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:  # int() refusing a huge number
+        if "digits" in str(exc):
+            raise _NumberTooLong(text) from None
+        raise
 
 
 def _parse_jsonl(text: str) -> tuple[list[str], list[Any]] | None:
@@ -311,6 +334,9 @@ def _parse_jsonl(text: str) -> tuple[list[str], list[Any]] | None:
         except RecursionError:
             records.append(BadLine(n, _TOO_DEEP))
             continue
+        except _NumberTooLong as exc:
+            records.append(BadLine(n, f"column {exc.column}: {exc}"))
+            continue
         if isinstance(rec, dict):
             objects += 1
         records.append(rec)
@@ -329,6 +355,8 @@ def parse(data: bytes) -> Document:
         value = _loads(text)
     except RecursionError:
         raise TranscriptError(_TOO_DEEP, where="line 1") from None
+    except _NumberTooLong as exc:
+        raise TranscriptError(str(exc), where=f"line {exc.line}, column {exc.column}") from None
     except json.JSONDecodeError as exc:
         first_error = _json_error(exc)
         if "\n" in stripped:

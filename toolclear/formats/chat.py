@@ -416,16 +416,24 @@ def read_anthropic_blocks(
     return added
 
 
+def chat_view(doc: Document) -> Document:
+    """A file holding one message object on one line is JSON Lines of one message."""
+    if doc.kind == "json" and _is_message(doc.value):
+        return doc.as_jsonl() or doc
+    return doc
+
+
 class _ChatFamily(FormatReader):
     """Shared reading of every container shape for one message format."""
 
     def conversations(self, doc: Document) -> list[Conversation] | None:
-        return find_conversations(doc)
+        return find_conversations(chat_view(doc))
 
     def convert(self, doc: Document, conv: Conversation, b: Builder) -> None:
         raise NotImplementedError
 
     def read(self, doc: Document, source: str) -> list[Transcript]:
+        doc = chat_view(doc)
         _check_bad_lines(doc)
         convs = self.conversations(doc)
         if convs is None:
@@ -454,7 +462,7 @@ class EinoFormat(_ChatFamily):
 
     def sniff(self, doc: Document) -> bool:
         convs = self.conversations(doc)
-        return bool(convs) and not _anthropic_score(convs) and _eino_score(doc, convs)
+        return bool(convs) and not _anthropic_score(convs) and _eino_score(chat_view(doc), convs)
 
     def convert(self, doc: Document, conv: Conversation, b: Builder) -> None:
         read_openai(doc, conv, b, eino=True)

@@ -146,7 +146,11 @@ def load_all(source: Source, format: str = "auto", *, name: str | None = None) -
     try:
         reader = None if fmt == "auto" else _reader(fmt)
         doc = parse(data)
-        reader = reader or _detect(doc)
+        if reader is None:
+            reader = _detect(doc)
+        elif reader.expects and not reader.sniff(doc):
+            raise TranscriptError(f"this is not a {reader.name} file: expected {reader.expects}; "
+                                  f"found {_describe(doc)}")
         transcripts = reader.read(doc, label)
     except TranscriptError as exc:
         raise exc.with_context(source=label, format=getattr(reader, "name", None) or fmt) from None

@@ -19,8 +19,15 @@ __all__ = [
     "compact_json",
     "content_text",
     "json_type",
+    "str_or_none",
     "where",
 ]
+
+
+def str_or_none(value: Any) -> str | None:
+    """The value if it is a string: untrusted values go through this before any set or
+    dict lookup (a list or object there would raise TypeError: unhashable)."""
+    return value if isinstance(value, str) else None
 
 
 def json_type(value: Any) -> str:
@@ -195,6 +202,9 @@ class FormatReader:
     where_found: ClassVar[str] = ""
     tool_result: ClassVar[str] = ""
     export_changes: ClassVar[str] = ""
+    expects: ClassVar[str] = ""
+    """What the file must look like; set for formats that read only their own shape,
+    so forcing them on another file says what is missing instead of misreading it."""
     options: Mapping[str, Any] = field(default_factory=dict)
 
     def sniff(self, doc: Document) -> bool:

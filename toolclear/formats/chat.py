@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import TranscriptError
 from ..model import Message, ToolCall, Transcript
-from ._base import Builder, FormatReader, compact_json, content_text, json_type, where
+from ._base import Builder, FormatReader, compact_json, content_text, json_type, str_or_none, where
 from ._doc import BadLine, Document, Path
 
 __all__ = [
@@ -135,7 +135,8 @@ def find_conversations(doc: Document) -> list[Conversation] | None:
         if isinstance(interactions, list):
             convs = []
             for i, it in enumerate(interactions):
-                body = it.get("request", {}).get("parsed_body") if isinstance(it, dict) else None
+                request = it.get("request") if isinstance(it, dict) else None
+                body = request.get("parsed_body") if isinstance(request, dict) else None
                 if isinstance(body, dict) and _message_list(body.get("messages")):
                     convs.append(
                         _body(("interactions", i, "request", "parsed_body"), body,
@@ -166,7 +167,7 @@ def _anthropic_score(convs: Sequence[Conversation]) -> bool:
         if isinstance(content, list):
             for block in content:
                 if isinstance(block, dict):
-                    kind = block.get("type")
+                    kind = str_or_none(block.get("type"))
                     if kind in _ANTHROPIC_BLOCKS or (kind == "image" and "source" in block):
                         return True
                     if kind in _OPENAI_PARTS:

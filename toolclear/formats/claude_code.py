@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..model import Message, Transcript
-from ._base import Builder, FormatReader, json_type
+from ._base import Builder, FormatReader, json_type, str_or_none
 from ._doc import BadLine, Document
 from .chat import read_anthropic_blocks
 
@@ -40,7 +40,7 @@ _EVENT_TYPES = frozenset(
 
 
 def _is_event(rec: Any) -> bool:
-    return isinstance(rec, dict) and rec.get("type") in _EVENT_TYPES and "payload" not in rec
+    return isinstance(rec, dict) and str_or_none(rec.get("type")) in _EVENT_TYPES and "payload" not in rec
 
 
 def _message_event(rec: Any) -> bool:
@@ -58,6 +58,7 @@ class ClaudeCodeFormat(FormatReader):
     where_found = "~/.claude/projects/<project>/<session-id>.jsonl"
     tool_result = "each 'tool_result' block in a user line's message.content"
     export_changes = "that block's content and the line's toolUseResult; other lines byte for byte"
+    expects = "JSON Lines of Claude Code events (objects with 'type' user / assistant / ..., 'uuid' and 'message')"
 
     def sniff(self, doc: Document) -> bool:
         jl = doc.as_jsonl()
@@ -91,7 +92,7 @@ class ClaudeCodeFormat(FormatReader):
             uid = rec.get("uuid")
             if isinstance(uid, str):
                 by_uuid[uid] = i
-            if rec.get("type") not in _EVENT_TYPES:
+            if str_or_none(rec.get("type")) not in _EVENT_TYPES:
                 unknown += 1
             if rec.get("subtype") == "compact_boundary":
                 compactions += 1
@@ -138,7 +139,7 @@ class ClaudeCodeFormat(FormatReader):
 
     def _active_branch(self, jl: Document, main: list[int], by_uuid: dict[str, int]) -> list[int]:
         """The lines on the path from the last main-line message back to the root."""
-        linked = sum(1 for i in main if self._parent(jl.value[i]) in by_uuid)
+        linked = sum(1 for i in main if str_or_none(self._parent(jl.value[i])) in by_uuid)
         if not main or linked * 2 < len(main) - 1:
             return main  # (almost) no links: file order is all there is
         on_path: set[int] = set()

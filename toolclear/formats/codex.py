@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..model import Message, ToolCall, Transcript
-from ._base import Builder, FormatReader, compact_json, content_text, json_type
+from ._base import Builder, FormatReader, compact_json, content_text, json_type, str_or_none
 from ._doc import BadLine, Document
 
 __all__ = ["CodexFormat"]
@@ -30,13 +30,14 @@ class CodexFormat(FormatReader):
     where_found = "~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl"
     tool_result = "each function_call_output / custom_tool_call_output item"
     export_changes = "that item's 'output'; every other line byte for byte"
+    expects = "JSON Lines of Codex records (objects with 'type' response_item / session_meta / ... and 'payload')"
 
     def sniff(self, doc: Document) -> bool:
         jl = doc.as_jsonl()
         if jl is None:
             return False
         recs = [r for _, r in jl.records() if isinstance(r, dict)]
-        hits = [r for r in recs if r.get("type") in _LINE_TYPES and isinstance(r.get("payload"), dict)]
+        hits = [r for r in recs if str_or_none(r.get("type")) in _LINE_TYPES and isinstance(r.get("payload"), dict)]
         return bool(hits) and len(hits) * 2 >= len(recs)
 
     def read(self, doc: Document, source: str) -> list[Transcript]:
@@ -60,7 +61,7 @@ class CodexFormat(FormatReader):
                 continue
             if rec.get("type") != "response_item" or not isinstance(payload, dict):
                 continue
-            kind = payload.get("type")
+            kind = str_or_none(payload.get("type"))
             path = (i, "payload")
             if kind == "message":
                 role = payload.get("role") if isinstance(payload.get("role"), str) else "user"

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import TranscriptError
 from ..model import Message, ToolCall, Transcript
-from ._base import Builder, FormatReader, compact_json, content_text, json_type, where
+from ._base import Builder, FormatReader, compact_json, content_text, json_type, str_or_none, where
 from ._doc import Document, Path
 from .chat import _note_roles_and_pairs, _openai_calls
 
@@ -51,10 +51,10 @@ def _unwrap(item: Any) -> tuple[str, dict[str, Any], Path] | None:
         return None
     if item.get("lc") == 1 and item.get("type") == "constructor" and isinstance(item.get("kwargs"), dict):
         ident = item.get("id")
-        cls = ident[-1] if isinstance(ident, list) and ident else ""
+        cls = (str_or_none(ident[-1]) or "") if isinstance(ident, list) and ident else ""
         kind = _CLASSES.get(cls)
         return (kind, item["kwargs"], ("kwargs",)) if kind else None
-    kind = item.get("type")
+    kind = str_or_none(item.get("type"))
     if isinstance(item.get("data"), dict) and kind in _ROLES | {"chat": ""}:
         return kind, item["data"], ("data",)
     if kind in _ROLES or kind == "chat":
@@ -74,6 +74,7 @@ class LangChainFormat(FormatReader):
     where_found = "what you save with messages_to_dict / dumpd, or a LangGraph checkpoint's state"
     tool_result = "each ToolMessage (type 'tool'); its name, or the name of its matching tool call"
     export_changes = "the cleared ToolMessage's 'content'"
+    expects = "a list of LangChain messages (messages_to_dict, dumpd or model_dump) or an object with 'messages'"
 
     def sniff(self, doc: Document) -> bool:
         v = doc.value

@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 from ..model import Message, ToolCall, Transcript
-from ._base import Builder, FormatReader, compact_json, json_type
+from ._base import Builder, FormatReader, compact_json, json_type, str_or_none
 from ._doc import Document, Path
 
 __all__ = ["OpenHandsFormat"]
@@ -58,6 +58,8 @@ class OpenHandsFormat(FormatReader):
     where_found = "trajectories saved from the UI; evaluation/.../output.jsonl"
     tool_result = "each observation answering a tool call (tool_call_metadata)"
     export_changes = "that observation's 'content'"
+    expects = ("a list of OpenHands events (objects with 'source' and 'action' or 'observation'), an object "
+               "with such a 'history', or JSON Lines of evaluation results each with a 'history'")
 
     def sniff(self, doc: Document) -> bool:
         v = doc.value
@@ -111,7 +113,7 @@ class OpenHandsFormat(FormatReader):
             args = e.get("args") if isinstance(e.get("args"), dict) else {}
             tcm = e.get("tool_call_metadata") if isinstance(e.get("tool_call_metadata"), dict) else None
             if "action" in e:
-                action = e.get("action")
+                action = str_or_none(e.get("action"))
                 text = args.get("content") if isinstance(args.get("content"), str) else e.get("message", "")
                 if not isinstance(text, str):
                     text = ""
@@ -140,7 +142,7 @@ class OpenHandsFormat(FormatReader):
                     thought = args.get("thought") if isinstance(args.get("thought"), str) else ""
                     b.add(Message(role="assistant", content=thought or text), (), path)
             else:
-                obs = e.get("observation")
+                obs = str_or_none(e.get("observation"))
                 content = e.get("content")
                 text = content if isinstance(content, str) else compact_json(content) if content is not None else ""
                 if tcm is not None:

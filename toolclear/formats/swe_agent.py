@@ -40,6 +40,7 @@ class SweAgentFormat(FormatReader):
         "(the observation), named after the command"
     )
     export_changes = "the 'content' of each cleared history entry"
+    expects = "an object with a 'history' list of messages and 'trajectory' / 'info' / 'environment'"
 
     def sniff(self, doc: Document) -> bool:
         v = doc.value
@@ -100,6 +101,7 @@ class MiniSweAgentFormat(FormatReader):
     where_found = "<output dir>/<instance>/<instance>.traj.json"
     tool_result = "role 'tool' messages; in old versions, user turns answering the assistant (tool 'bash')"
     export_changes = "the 'content' of each cleared message ('extra.raw_output' is left as it is)"
+    expects = "an object with 'messages' and a 'trajectory_format' starting with mini-swe-agent"
 
     def sniff(self, doc: Document) -> bool:
         v = doc.value

@@ -312,8 +312,8 @@ def render_replay(rp: tc.Replay) -> None:
                "call had already sent, the provider's prompt cache for that prefix is lost.")
 
 
-def render_table(rows: list[dict[str, Any]], t: tc.Transcript, result: Any) -> None:
-    df = pd.DataFrame(rows, columns=list(report.ROW_FIELDS))
+def render_table(t: tc.Transcript, result: Any) -> None:
+    df = pd.DataFrame(report.message_table(result, t), columns=list(report.ROW_FIELDS))
     c1, c2, c3, c4 = st.columns(4)
     roles = c1.multiselect("Role", sorted(df["role"].unique()), key="filter_roles")
     statuses = c2.multiselect("Status", sorted(df["status"].unique()), key="filter_status")
@@ -424,8 +424,7 @@ def render_sweep(t: tc.Transcript, config: tc.ClearToolResultConfig, mode: str, 
 
 
 def render_export(t: tc.Transcript, result: Any, config: tc.ClearToolResultConfig,
-                  offloading: tc.ToolResultOffloadingConfig | None, backend: Any, mode: str,
-                  rows: list[dict[str, Any]]) -> None:
+                  offloading: tc.ToolResultOffloadingConfig | None, backend: Any, mode: str) -> None:
     stem = Path(t.source).name or "transcript"
     st.subheader("Downloads")
     cols = st.columns(5 if offloading else 4)
@@ -434,7 +433,8 @@ def render_export(t: tc.Transcript, result: Any, config: tc.ClearToolResultConfi
     cols[1].download_button("Reduced (eino JSON)", lambda: exports.eino_json(result.messages),
                             file_name=f"reduced-{Path(stem).stem}.eino.json", mime="application/json",
                             key="dl_eino", on_click="ignore")
-    cols[2].download_button("Report (CSV)", lambda: exports.report_csv(rows), file_name=f"report-{Path(stem).stem}.csv",
+    cols[2].download_button("Report (CSV)", lambda: exports.report_csv(report.message_rows(result, t)),
+                            file_name=f"report-{Path(stem).stem}.csv",
                             mime="text/csv", key="dl_csv", on_click="ignore")
     cols[3].download_button("Report (JSON)", lambda: exports.report_json(report.report_dict(result, t, offloading)),
                             file_name=f"report-{Path(stem).stem}.json", mime="application/json", key="dl_json",
@@ -502,7 +502,6 @@ def main() -> None:
     if summary.get("offload_failures"):
         st.warning(f"{len(summary['offload_failures'])} offload write(s) failed; those results were kept.")
     render_transcript_notes(t)
-    rows = report.message_rows(result, t)
     usage, replay_tab, table, sweep_tab, export = st.tabs(
         ["Token usage", "Replay", "Messages", "Parameter sweep", "Export"])
     with usage:
@@ -510,11 +509,11 @@ def main() -> None:
     with replay_tab:
         render_replay(rp)
     with table:
-        render_table(rows, t, result)
+        render_table(t, result)
     with sweep_tab:
         render_sweep(t, config, mode, (digest, t.id))
     with export:
-        render_export(t, result, config, offloading, backend, mode, rows)
+        render_export(t, result, config, offloading, backend, mode)
 
 
 main()

@@ -32,10 +32,13 @@ STATUS_COLORS = {
 _ORDER = ["cleared", "offloaded", "protected", "excluded", "already cleared", "kept", "other message"]
 
 
-def _category(message: Message, status: MessageStatus) -> str:
-    if status is MessageStatus.KEPT and message.role != "tool":
-        return "other message"
-    return str(status)
+def _hover_label(m: Message) -> str:
+    """'tool read_file' / 'user', escaped for plotly; memoised on the message."""
+    hit = m._memo.get("hover")
+    if hit is None:
+        hit = html.escape(display_text(f"{m.role} {m.tool_name}" if m.role == "tool" else m.role))
+        m._memo["hover"] = hit
+    return hit
 
 
 def _window_start(result: Result) -> int | None:
@@ -47,7 +50,11 @@ def _window_start(result: Result) -> int | None:
 def usage_figure(result: Result, original: Sequence[Message], *, height: int = 430) -> Any:
     """One bar per message (its tokens before the policy), coloured by status; the
     protected window shaded; the running total of tool-result tokens against the
-    threshold on the right axis."""
+    threshold on the right axis.
+
+    Built as a plain figure dict without plotly's validation, with numeric arrays and one
+    hover string per bar: at 10,000 messages validation and deep copies of per-point
+    objects were most of the cost."""
     import numpy as np
     import plotly.graph_objects as go
 
@@ -55,68 +62,66 @@ def usage_figure(result: Result, original: Sequence[Message], *, height: int = 4
     config = result.config
     before = np.asarray(result.token_counts_original or result.token_counts, dtype=np.int64)
     after = np.asarray(result.token_counts_after, dtype=np.int64)
-    cats = np.asarray([_category(m, s) for m, s in zip(original, result.statuses)], dtype=object)
-    roles = np.asarray([html.escape(display_text(m.role)) for m in original], dtype=object)
-    tools = np.asarray([html.escape(display_text(m.tool_name)) if m.role == "tool" else "" for m in original], dtype=object)
+    other = MessageStatus.KEPT
+    cats = ["other message" if s is other and m.role != "tool" else s._value_ for m, s in zip(original, result.statuses)]
+    labels = [_hover_label(m) for m in original]
     x = np.arange(n)
-    fig = go.Figure()
+    cat_arr = np.asarray(cats, dtype=object)
+    traces: list[dict[str, Any]] = []
     for cat in _ORDER:
-        mask = cats == cat
+        mask = cat_arr == cat
         if not mask.any():
             continue
-        custom = np.stack([roles[mask], tools[mask], after[mask], cats[mask]], axis=1)
-        fig.add_trace(
-            go.Bar(
-                x=x[mask],
-                y=before[mask],
-                name=cat,
-                marker_color=STATUS_COLORS[cat],
-                marker_line_width=0,
-                customdata=custom,
-                hovertemplate="#%{x} %{customdata[0]} %{customdata[1]}<br>tokens %{y:,} → %{customdata[2]:,}"
-                "<br>%{customdata[3]}<extra></extra>",
-            )
-        )
+        where = np.flatnonzero(mask)
+        traces.append({
+            "type": "bar", "x": x[where], "y": before[where], "name": cat,
+            "marker": {"color": STATUS_COLORS[cat], "line": {"width": 0}},
+            "customdata": after[where], "hovertext": [labels[i] for i in where],
+            "hovertemplate": "#%{x} %{hovertext}<br>tokens %{y:,} → %{customdata:,}<br>" + cat + "<extra></extra>",
+        })
     # the running total the trigger looks at: tool results not already cleared, as they arrived
     counted = np.asarray([m.role == "tool" and m.content != config.placeholder for m in original], dtype=bool)
     policy_counts = np.asarray(result.token_counts, dtype=np.int64)
-    running = np.cumsum(np.where(counted, policy_counts, 0)) if n else np.zeros(0)
-    fig.add_trace(
-        go.Scatter(
-            x=x, y=running, name="tool-result tokens so far", yaxis="y2", mode="lines",
-            line={"color": "#444", "width": 1.5},
-            hovertemplate="#%{x}: %{y:,} tool-result tokens so far<extra></extra>",
-        )
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=[-0.5, max(n - 0.5, 0.5)], y=[config.tool_result_token_threshold] * 2,
-            name=f"threshold {config.tool_result_token_threshold:,}", yaxis="y2", mode="lines",
-            line={"color": "#d62728", "dash": "dash", "width": 1.5}, hoverinfo="skip",
-        )
-    )
+    running = np.cumsum(np.where(counted, policy_counts, 0)) if n else np.zeros(0, dtype=np.int64)
+    right = max(n - 0.5, 0.5)
+    traces.append({
+        "type": "scatter", "x": x, "y": running, "name": "tool-result tokens so far", "yaxis": "y2",
+        "mode": "lines", "line": {"color": "#444", "width": 1.5},
+        "hovertemplate": "#%{x}: %{y:,} tool-result tokens so far<extra></extra>",
+    })
+    traces.append({
+        "type": "scatter", "x": [-0.5, right], "y": [config.tool_result_token_threshold] * 2,
+        "name": f"threshold {config.tool_result_token_threshold:,}", "yaxis": "y2", "mode": "lines",
+        "line": {"color": "#d62728", "dash": "dash", "width": 1.5}, "hoverinfo": "skip",
+    })
+    shapes: list[dict[str, Any]] = []
+    annotations: list[dict[str, Any]] = []
     start = _window_start(result)
     if start is not None and n:
-        fig.add_vrect(x0=start - 0.5, x1=n - 0.5, fillcolor="#2ca02c", opacity=0.10, line_width=0, layer="below")
-        fig.add_vline(x=start - 0.5, line={"color": "#2ca02c", "width": 2})
-        fig.add_annotation(
-            x=start - 0.5, y=1.0, yref="paper", text=f"window starts at #{start}", showarrow=False,
-            xanchor="left", yanchor="bottom", font={"color": "#2ca02c"},
-        )
-    fig.update_layout(
-        barmode="overlay",
-        bargap=0 if n > 200 else 0.15,
-        height=height,
-        margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        legend={"orientation": "h", "y": -0.18},
-        xaxis={"title": "message", "range": [-0.5, max(n - 0.5, 0.5)]},
-        yaxis={"title": "tokens per message"},
-        yaxis2={"title": "tool-result tokens so far", "overlaying": "y", "side": "right", "rangemode": "tozero",
-                "showgrid": False},
-        hovermode="closest",
-        uirevision="usage",
-    )
-    return fig
+        shapes = [
+            {"type": "rect", "xref": "x", "yref": "paper", "x0": start - 0.5, "x1": right, "y0": 0, "y1": 1,
+             "fillcolor": "#2ca02c", "opacity": 0.10, "line": {"width": 0}, "layer": "below"},
+            {"type": "line", "xref": "x", "yref": "paper", "x0": start - 0.5, "x1": start - 0.5, "y0": 0, "y1": 1,
+             "line": {"color": "#2ca02c", "width": 2}},
+        ]
+        annotations = [{"x": start - 0.5, "y": 1.0, "xref": "x", "yref": "paper", "text": f"window starts at #{start}",
+                        "showarrow": False, "xanchor": "left", "yanchor": "bottom", "font": {"color": "#2ca02c"}}]
+    layout = {
+        "barmode": "overlay",
+        "bargap": 0 if n > 200 else 0.15,
+        "height": height,
+        "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
+        "legend": {"orientation": "h", "y": -0.18},
+        "xaxis": {"title": {"text": "message"}, "range": [-0.5, right]},
+        "yaxis": {"title": {"text": "tokens per message"}},
+        "yaxis2": {"title": {"text": "tool-result tokens so far"}, "overlaying": "y", "side": "right",
+                   "rangemode": "tozero", "showgrid": False},
+        "hovermode": "closest",
+        "uirevision": "usage",
+        "shapes": shapes,
+        "annotations": annotations,
+    }
+    return go.Figure({"data": traces, "layout": layout}, _validate=False)
 
 
 def replay_figure(rp: Replay, *, height: int = 380) -> Any:

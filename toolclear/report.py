@@ -21,6 +21,7 @@ __all__ = [
     "ToolSummary",
     "display_text",
     "message_rows",
+    "message_table",
     "preview",
     "report_dict",
     "settings_dict",
@@ -66,37 +67,54 @@ def _window_start(result: Result) -> int | None:
     return result.recent_start_index
 
 
-def message_rows(result: Result, transcript: Transcript | None = None) -> list[dict[str, Any]]:
-    """One dict per message, with the fields of ``ROW_FIELDS``."""
+def _static(m: Message) -> tuple[str, str, str, str]:
+    """role, tool name, call id and preview of a message as shown: memoised on it."""
+    hit = m._memo.get("row")
+    if hit is None:
+        hit = (display_text(m.role), display_text(m.tool_name), display_text(m.tool_call_id), preview(m.content))
+        m._memo["row"] = hit
+    return hit
+
+
+def message_table(result: Result, transcript: Transcript | None = None) -> dict[str, list[Any]]:
+    """The per-message report as columns (``ROW_FIELDS``): cheap to build for a table."""
+    n = len(result.messages)
     start = _window_start(result)
-    origins = transcript.origins if transcript is not None else ()
-    before = result.token_counts_original or result.token_counts
-    rows = []
-    for i, m in enumerate(result.messages):
-        original = transcript.messages[i] if transcript is not None else m
-        record = result.offloads[i] if result.offloads else None
-        cleared_at = (
-            result.cleared_at[i]
-            if isinstance(result, Replay)
-            else (len(result.messages) if result.statuses[i] is MessageStatus.CLEARED else None)
-        )
-        rows.append(
-            {
-                "index": i,
-                "role": display_text(m.role),
-                "tool_name": display_text(m.tool_name),
-                "tool_call_id": display_text(m.tool_call_id),
-                "tokens_before": before[i],
-                "tokens_after": result.token_counts_after[i],
-                "status": str(result.statuses[i]),
-                "in_window": start is not None and i >= start,
-                "cleared_at_call": cleared_at,
-                "offloaded_path": display_text(record.path) if record is not None and record.offloaded and record.path else None,
-                "origin": display_text(origins[i]) if i < len(origins) else "",
-                "preview": preview(original.content),
-            }
-        )
-    return rows
+    originals = transcript.messages if transcript is not None else result.messages
+    origins = list(transcript.origins) if transcript is not None and len(transcript.origins) == n else [""] * n
+    static = [_static(m) for m in originals]
+    statuses = result.statuses
+    if isinstance(result, Replay):
+        cleared_at = list(result.cleared_at)
+    else:
+        cleared_at = [None] * n
+        for i in result.cleared_indices:
+            cleared_at[i] = n
+    offloaded: list[str | None] = [None] * n
+    for r in result.offloads:
+        if r is not None and r.offloaded and r.path:
+            offloaded[r.index] = display_text(r.path)
+    return {
+        "index": list(range(n)),
+        "role": [s[0] for s in static],
+        "tool_name": [s[1] for s in static],
+        "tool_call_id": [s[2] for s in static],
+        "tokens_before": list(result.token_counts_original or result.token_counts),
+        "tokens_after": list(result.token_counts_after),
+        "status": [s._value_ for s in statuses],
+        "in_window": [start is not None and i >= start for i in range(n)],
+        "cleared_at_call": cleared_at,
+        "offloaded_path": offloaded,
+        "origin": [display_text(o) for o in origins],
+        "preview": [s[3] for s in static],
+    }
+
+
+def message_rows(result: Result, transcript: Transcript | None = None) -> list[dict[str, Any]]:
+    """One dict per message, with the fields of ``ROW_FIELDS`` (for JSON and CSV)."""
+    table = message_table(result, transcript)
+    columns = [table[f] for f in ROW_FIELDS]
+    return [dict(zip(ROW_FIELDS, values)) for values in zip(*columns)]
 
 
 def settings_dict(

@@ -91,16 +91,13 @@ def decode(data: bytes) -> tuple[str, str, bytes]:
                 return data.decode("utf-16-be"), "utf-16-be", b""
             except UnicodeDecodeError:
                 pass
-        raise TranscriptError(
-            f"binary data, not a text transcript (first bytes: {data[:8].hex(' ')})"
-        )
     try:
         return data.decode("utf-8"), "utf-8", b""
     except UnicodeDecodeError as exc:
         line, col = _line_col(data, exc.start)
         bad = data[exc.start : exc.start + 1].hex().upper()
         controls = sum(1 for b in head if b < 9 or 13 < b < 32)
-        if controls > len(head) // 20:
+        if controls > len(head) // 20 or b"\x00" in head:
             raise TranscriptError(
                 f"binary data, not a text transcript (first bytes: {data[:8].hex(' ')})"
             ) from None

@@ -21,7 +21,8 @@ from functools import cached_property
 from itertools import accumulate
 from typing import NamedTuple
 
-from .clearing import ClearToolResultConfig, SequenceIndex, cleared_counter, paused_gc, sequence_index, statuses_of
+from ._gc import paused_gc
+from .clearing import ClearToolResultConfig, SequenceIndex, cleared_counter, sequence_index, statuses_of
 from .counters import count_tokens, get_counter
 from .model import Message, MessageStatus
 from .offload import OffloadRecord, StorageBackend, ToolResultOffloadingConfig, offload_messages

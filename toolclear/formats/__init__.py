@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .._gc import paused_gc
 from ..errors import TranscriptError
 from ..model import Message, Transcript
 from ._base import Binding, FormatReader
@@ -145,13 +146,15 @@ def load_all(source: Source, format: str = "auto", *, name: str | None = None) -
     reader: FormatReader | None = None
     try:
         reader = None if fmt == "auto" else _reader(fmt)
-        doc = parse(data)
+        with paused_gc():
+            doc = parse(data)
         if reader is None:
             reader = _detect(doc)
         elif reader.expects and not reader.sniff(doc):
             raise TranscriptError(f"this is not a {reader.name} file: expected {reader.expects}; "
                                   f"found {_describe(doc)}")
-        transcripts = reader.read(doc, label)
+        with paused_gc():
+            transcripts = reader.read(doc, label)
     except TranscriptError as exc:
         raise exc.with_context(source=label, format=getattr(reader, "name", None) or fmt) from None
     except RecursionError:

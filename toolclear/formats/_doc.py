@@ -186,16 +186,39 @@ class JsonStyle:
 
 @dataclass(eq=False)
 class Document:
-    """A parsed transcript file; ``value`` is never mutated."""
+    """A parsed transcript file; ``value`` is never mutated.
+
+    JSON Lines in UTF-8 are parsed line by line from the bytes and only the line offsets
+    are kept (no decoded copy of the whole file), so loading a big log costs the bytes
+    plus the parsed values.
+    """
 
     kind: str  # "json", "jsonl" or "yaml"
     value: Any  # jsonl: one item per line (None for blank lines, BadLine for broken ones)
     data: bytes
-    text: str
     codec: str = "utf-8"
     bom: bytes = b""
-    lines: list[str] = field(default_factory=list)
+    _lines: list[str] | None = None  # JSON Lines read from decoded text (non-UTF-8 files)
+    _offsets: list[int] | None = None  # JSON Lines read from UTF-8 bytes: where each line starts
+    _text: str | None = None
     _style: JsonStyle | None = None
+
+    @property
+    def text(self) -> str:
+        """The decoded text (decoded on first use)."""
+        if self._text is None:
+            self._text = self.data[len(self.bom) :].decode(self.codec, "surrogatepass")
+        return self._text
+
+    def line(self, i: int) -> str:
+        """JSON Lines: the text of line i (0-based), without its newline."""
+        if self._lines is not None:
+            return self._lines[i]
+        assert self._offsets is not None
+        body_start = len(self.bom)
+        start = body_start + self._offsets[i]
+        end = body_start + self._offsets[i + 1] - 1 if i + 1 < len(self._offsets) else len(self.data)
+        return self.data[start:end].decode("utf-8", "surrogatepass")
 
     @property
     def bad_lines(self) -> list[BadLine]:
@@ -211,7 +234,7 @@ class Document:
         if self.kind == "json" and isinstance(self.value, dict) and "\n" not in self.text.strip():
             lines = self.text.split("\n")
             records = [self.value if line.strip() else None for line in lines]
-            return Document("jsonl", records, self.data, self.text, self.codec, self.bom, lines)
+            return Document("jsonl", records, self.data, self.codec, self.bom, _lines=lines, _text=self._text)
         return None
 
     def records(self) -> Iterable[tuple[int, Any]]:
@@ -219,6 +242,14 @@ class Document:
         for i, rec in enumerate(self.value):
             if rec is not None and not isinstance(rec, BadLine):
                 yield i, rec
+
+    def _new_line(self, i: int, sub: Mapping[Path, Any]) -> str:
+        raw = self.line(i)
+        body = raw.rstrip("\r")
+        ending = raw[len(body) :]
+        lead = body[: len(body) - len(body.lstrip())]
+        style = JsonStyle.fit(self.value[i], body)
+        return lead + style.dumps(apply_edits(self.value[i], sub)) + ending
 
     def write(self, edits: Mapping[Path, Any]) -> bytes:
         """The document with ``edits`` applied, in its own encoding and style."""
@@ -228,14 +259,23 @@ class Document:
             by_line: dict[int, dict[Path, Any]] = defaultdict(dict)
             for path, value in edits.items():
                 by_line[path[0]][path[1:]] = value
-            out = list(self.lines)
+            if self._offsets is not None:
+                # copy the untouched bytes, write only the changed lines
+                body_start = len(self.bom)
+                parts: list[bytes] = [self.data[:body_start]]
+                done = body_start
+                for i in sorted(by_line):
+                    start = body_start + self._offsets[i]
+                    end = body_start + self._offsets[i + 1] - 1 if i + 1 < len(self._offsets) else len(self.data)
+                    parts.append(self.data[done:start])
+                    parts.append(self._new_line(i, by_line[i]).encode("utf-8", "surrogatepass"))
+                    done = end
+                parts.append(self.data[done:])
+                return b"".join(parts)
+            assert self._lines is not None
+            out = list(self._lines)
             for i, sub in by_line.items():
-                raw = self.lines[i]
-                body = raw.rstrip("\r")
-                ending = raw[len(body) :]
-                lead = body[: len(body) - len(body.lstrip())]
-                style = JsonStyle.fit(self.value[i], body)
-                out[i] = lead + style.dumps(apply_edits(self.value[i], sub)) + ending
+                out[i] = self._new_line(i, sub)
             text = "\n".join(out)
         elif self.kind == "yaml":
             import yaml
@@ -244,12 +284,15 @@ class Document:
                 apply_edits(self.value, edits), sort_keys=False, allow_unicode=True, width=1 << 30
             )
         else:
+            full = self.text
             if self._style is None:
-                self._style = JsonStyle.fit(self.value, self.text)
-            stripped = self.text.strip()
-            start = self.text.find(stripped[:1]) if stripped else 0
-            lead = self.text[:start]
-            trail = self.text[start + len(stripped) :]
+                # checking every candidate style means writing the whole document each
+                # time: worth it below a few MB, the first-lines guess is used above
+                self._style = JsonStyle.fit(self.value, full) if len(full) < 8_000_000 else JsonStyle.detect(full)
+            stripped = full.strip()
+            start = full.find(stripped[:1]) if stripped else 0
+            lead = full[:start]
+            trail = full[start + len(stripped) :]
             text = lead + self._style.dumps(apply_edits(self.value, edits)) + trail
         return self.bom + text.encode(self.codec, "surrogatepass")
 
@@ -314,36 +357,79 @@ def _loads(text: str) -> Any:
         raise
 
 
-def _parse_jsonl(text: str) -> tuple[list[str], list[Any]] | None:
-    lines = text.split("\n")
-    records: list[Any] = []
+def _parse_line(n: int, line: str) -> Any:
+    """One JSON Lines line: its value, None when blank, or a BadLine."""
+    if not line.strip():
+        return None
+    try:
+        return _loads(line)
+    except json.JSONDecodeError as exc:
+        return BadLine(n, f"column {exc.colno}: {_json_error(exc).problem}")
+    except RecursionError:
+        return BadLine(n, _TOO_DEEP)
+    except _NumberTooLong as exc:
+        return BadLine(n, f"column {exc.column}: {exc}")
+
+
+def _looks_like_jsonl(records: list[Any]) -> bool:
     objects = nonblank = 0
-    for n, line in enumerate(lines, start=1):
-        if not line.strip():
-            records.append(None)
+    for rec in records:
+        if rec is None:
             continue
         nonblank += 1
-        try:
-            rec = _loads(line)
-        except json.JSONDecodeError as exc:
-            records.append(BadLine(n, f"column {exc.colno}: {_json_error(exc).problem}"))
-            continue
-        except RecursionError:
-            records.append(BadLine(n, _TOO_DEEP))
-            continue
-        except _NumberTooLong as exc:
-            records.append(BadLine(n, f"column {exc.column}: {exc}"))
-            continue
         if isinstance(rec, dict):
             objects += 1
-        records.append(rec)
-    if nonblank >= 1 and objects >= 1 and objects * 2 >= nonblank:
-        return lines, records
-    return None
+    return nonblank >= 1 and objects >= 1 and objects * 2 >= nonblank
+
+
+def _parse_jsonl(text: str) -> tuple[list[str], list[Any]] | None:
+    lines = text.split("\n")
+    records = [_parse_line(n, line) for n, line in enumerate(lines, start=1)]
+    return (lines, records) if _looks_like_jsonl(records) else None
+
+
+def _parse_jsonl_bytes(body: bytes) -> tuple[list[int], list[Any]] | None:
+    """JSON Lines straight from UTF-8 bytes, one line decoded at a time."""
+    offsets: list[int] = []
+    records: list[Any] = []
+    pos, n, size = 0, 0, len(body)
+    while True:
+        n += 1
+        nl = body.find(b"\n", pos)
+        end = size if nl == -1 else nl
+        offsets.append(pos)
+        chunk = body[pos:end]
+        try:
+            line = chunk.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            records.append(BadLine(n, f"column {exc.start + 1}: not UTF-8 (byte 0x{chunk[exc.start]:02X})"))
+        else:
+            records.append(_parse_line(n, line))
+        if nl == -1:
+            break
+        pos = nl + 1
+    return (offsets, records) if _looks_like_jsonl(records) else None
+
+
+def _first_line_is_object(body: bytes) -> bool:
+    """Cheap test for JSON Lines: the first line alone is a JSON object and more follows."""
+    nl = body.find(b"\n")
+    if nl == -1 or not body[nl + 1 :].strip():
+        return False
+    try:
+        return isinstance(json.loads(body[:nl].decode("utf-8")), dict)
+    except (ValueError, RecursionError):
+        return False
 
 
 def parse(data: bytes) -> Document:
     """Decode and parse: one JSON value, JSON Lines, or (for API cassettes) YAML."""
+    bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
+    if (bom or b"\x00" not in data[:4096]) and _first_line_is_object(data[len(bom) :]):
+        parsed = _parse_jsonl_bytes(data[len(bom) :])
+        if parsed is not None:
+            offsets, records = parsed
+            return Document("jsonl", records, data, "utf-8", bom, _offsets=offsets)
     text, codec, bom = decode(data)
     stripped = text.strip()
     if not stripped:
@@ -357,16 +443,16 @@ def parse(data: bytes) -> Document:
     except json.JSONDecodeError as exc:
         first_error = _json_error(exc)
         if "\n" in stripped:
-            parsed = _parse_jsonl(text)
-            if parsed is not None:
-                lines, records = parsed
-                return Document("jsonl", records, data, text, codec, bom, lines)
+            parsed_text = _parse_jsonl(text)
+            if parsed_text is not None:
+                lines, records = parsed_text
+                return Document("jsonl", records, data, codec, bom, _lines=lines, _text=text)
         if stripped[0] not in "[{":
             value = _try_yaml(text)
             if isinstance(value, dict):
-                return Document("yaml", value, data, text, codec, bom)
+                return Document("yaml", value, data, codec, bom, _text=text)
         raise first_error from None
-    return Document("json", value, data, text, codec, bom)
+    return Document("json", value, data, codec, bom, _text=text)
 
 
 def _try_yaml(text: str) -> Any:

@@ -93,7 +93,7 @@ def _describe(doc: Document) -> str:
         kinds = set()
         for _, rec in doc.records():
             if isinstance(rec, dict):
-                keys.update(dict.fromkeys(list(rec)[:8]))
+                keys.update(dict.fromkeys(str(k) for k in list(rec)[:8]))
             else:
                 kinds.add(type(rec).__name__)
         if not keys:
@@ -115,13 +115,13 @@ def _describe(doc: Document) -> str:
         if "content" in first and "role" not in first:
             return "a list of objects with 'content' but no 'role': each message needs a 'role'"
         return (
-            f"a list of objects with keys {', '.join(list(first)[:10])}; expected messages "
+            f"a list of objects with keys {', '.join(str(k) for k in list(first)[:10])}; expected messages "
             "(with 'role'), LangChain messages (with 'type'), or runs holding a message list"
         )
     if isinstance(value, dict):
         if isinstance(value.get("interactions"), list):
             return "an API cassette none of whose requests has a parsed_body with 'messages'"
-        keys_list = ", ".join(list(value)[:12]) or "none"
+        keys_list = ", ".join(str(k) for k in list(value)[:12]) or "none"
         return (
             f"an object with keys {keys_list}; expected 'messages', 'history' (SWE-agent, "
             "OpenHands) or 'interactions' (API cassette)"

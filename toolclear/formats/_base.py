@@ -55,7 +55,8 @@ def where(doc: Document, path: Path) -> str:
 
 def compact_json(value: Any) -> str:
     """How a non-text part is shown and counted: compact JSON, non-ASCII kept."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    # default=str: YAML cassettes can hold dates and other values JSON has no type for
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 _TEXT_KEYS = ("text", "thinking")

@@ -32,6 +32,21 @@ STATUS_COLORS = {
 _ORDER = ["cleared", "offloaded", "protected", "excluded", "already cleared", "kept", "other message"]
 
 
+_BARS_UP_TO = 1500
+
+
+def _area_bars(np: Any, n: int, mask: Any, before: Any, color: str, name: str) -> dict[str, Any]:
+    """The bars of one status drawn as one filled step outline over every message
+    (height 0 where a message has another status): a single SVG path, so 10,000 bars
+    draw in about a tenth of the time plotly needs for 10,000 bar elements."""
+    xs = np.empty(2 * n, dtype=float)
+    xs[0::2] = np.arange(n) - 0.5
+    xs[1::2] = np.arange(n) + 0.5
+    ys = np.repeat(np.where(mask, before, 0), 2)
+    return {"type": "scatter", "mode": "lines", "x": xs, "y": ys, "fill": "tozeroy", "name": name,
+            "line": {"width": 0, "color": color}, "fillcolor": color, "hoverinfo": "skip"}
+
+
 def _hover_label(m: Message) -> str:
     """'tool read_file' / 'user', escaped for plotly; memoised on the message."""
     hit = m._memo.get("hover")
@@ -72,12 +87,23 @@ def usage_figure(result: Result, original: Sequence[Message], *, height: int = 4
         mask = cat_arr == cat
         if not mask.any():
             continue
+        if n > _BARS_UP_TO:
+            traces.append(_area_bars(np, n, mask, before, STATUS_COLORS[cat], cat))
+            continue
         where = np.flatnonzero(mask)
         traces.append({
             "type": "bar", "x": x[where], "y": before[where], "name": cat,
             "marker": {"color": STATUS_COLORS[cat], "line": {"width": 0}},
             "customdata": after[where], "hovertext": [labels[i] for i in where],
             "hovertemplate": "#%{x} %{hovertext}<br>tokens %{y:,} → %{customdata:,}<br>" + cat + "<extra></extra>",
+        })
+    if n > _BARS_UP_TO:
+        # one invisible line through the bar tops carries the hover of every message
+        traces.append({
+            "type": "scatter", "mode": "lines", "x": x, "y": before, "showlegend": False, "name": "message",
+            "line": {"width": 0, "color": "rgba(0,0,0,0)"}, "customdata": after,
+            "hovertext": [f"{label}<br>{cat}" for label, cat in zip(labels, cats)],
+            "hovertemplate": "#%{x} %{hovertext}<br>tokens %{y:,} → %{customdata:,}<extra></extra>",
         })
     # the running total the trigger looks at: tool results not already cleared, as they arrived
     counted = np.asarray([m.role == "tool" and m.content != config.placeholder for m in original], dtype=bool)

@@ -1,0 +1,232 @@
+"""All of toolclear's speed and memory figures, printed as one table.
+
+    .venv/bin/python benchmarks/run.py              # everything (about 3 minutes)
+    .venv/bin/python benchmarks/run.py --no-browser --no-memory
+
+Core on a generated 100,000-message run; loading the real corpus; the inspector's work
+on a 10,000-message transcript (split into parse, count, core, chart build) and a slider
+move end to end in a real browser; peak memory of loading a 200 MB JSON Lines file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import toolclear as tc  # noqa: E402
+from toolclear import Message, ToolCall, charts, report, sweep  # noqa: E402
+
+Row = tuple[str, str, str]
+
+
+def timed(fn: Callable[[], Any], repeat: int = 1) -> tuple[float, Any]:
+    """Median seconds of ``repeat`` runs, and the last result."""
+    times, out = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), out
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:,.1f} ms"
+
+
+def generated_run(n: int, seed: int = 0) -> tuple[Message, ...]:
+    rng = random.Random(seed)
+    out: list[Message] = []
+    for i in range(n):
+        r = i % 4
+        if r == 0:
+            out.append(Message("user", "u" * rng.randint(10, 200)))
+        elif r == 1:
+            out.append(Message("assistant", "a" * rng.randint(0, 100),
+                               tool_calls=(ToolCall(f"c{i}", "read_file", '{"path": "x.py"}'),)))
+        elif r == 2:
+            out.append(Message("tool", "t" * rng.randint(100, 8000), tool_call_id=f"c{i - 1}",
+                               tool_name=rng.choice(["read_file", "grep", "bash"])))
+        else:
+            out.append(Message("assistant", "b" * rng.randint(10, 300)))
+    return tuple(out)
+
+
+def core_100k() -> list[Row]:
+    msgs = generated_run(100_000)
+    rows: list[Row] = []
+    t, _ = timed(lambda: tc.count_tokens(msgs))
+    rows.append(("count 100,000 messages (eino, first time)", ms(t), ""))
+    t, _ = timed(lambda: tc.reduce_by_tokens(msgs))
+    rows.append(("reduce_by_tokens, first call (index + cleared copies)", ms(t), ""))
+    rng = random.Random(1)
+    configs = [tc.ClearToolResultConfig(keep_recent_tokens=rng.randint(10_000, 2_000_000)) for _ in range(25)]
+    times = []
+    lazy = []
+    for c in configs:
+        t0 = time.perf_counter()
+        r = tc.reduce_by_tokens(msgs, c)
+        t1 = time.perf_counter()
+        r.statuses
+        r.token_counts_after
+        lazy.append(time.perf_counter() - t1)
+        times.append(t1 - t0)
+    reduce_s = statistics.median(times)
+    rows.append(("reduce_by_tokens, counts cached, new settings (median of 25)", ms(reduce_s), "<= 20 ms"))
+    rows.append(("  + per-message statuses and counts after (lazy)", ms(statistics.median(lazy)), ""))
+    rp_times = []
+    for c in configs[:5]:
+        t0 = time.perf_counter()
+        tc.replay(msgs, c)
+        rp_times.append(time.perf_counter() - t0)
+    replay_s = statistics.median(rp_times)
+    rows.append(("replay, 50,001 model calls (median of 5)", ms(replay_s), ""))
+    rows.append(("replay / reduce_by_tokens", f"{replay_s / reduce_s:.1f} x", "<= 50 x"))
+    return rows
+
+
+def formats() -> list[Row]:
+    files = [p for p in (ROOT / "tests" / "data" / "corpus").rglob("*") if p.suffix in {".json", ".jsonl", ".traj", ".yaml"}]
+    total = sum(p.stat().st_size for p in files)
+    t0 = time.perf_counter()
+    for p in files:
+        tc.load_all(p)
+    t = time.perf_counter() - t0
+    tau = ROOT / "tests" / "data" / "corpus" / "openai_chat" / "tau-bench_gpt-4o_airline_historical-trajectories.json"
+    t_tau, _ = timed(lambda: tc.load_all(tau), 3)
+    return [
+        (f"load the whole corpus ({len(files)} files, {total / 2**20:.1f} MB)", ms(t), f"{total / 2**20 / t:.0f} MB/s"),
+        ("load tau-bench (4 MB, 200 runs)", ms(t_tau), ""),
+    ]
+
+
+def ten_k_transcript() -> bytes:
+    rng = random.Random(1)
+    msgs: list[dict[str, Any]] = [{"role": "system", "content": "You are a coding agent. " * 80}]
+    for i in range(1, 10_000):
+        r = i % 4
+        if r == 1:
+            msgs.append({"role": "user", "content": "continue " * rng.randint(1, 30)})
+        elif r == 2:
+            msgs.append({"role": "assistant", "content": "Looking at it. " * rng.randint(0, 10), "tool_calls": [
+                {"id": f"c{i}", "type": "function",
+                 "function": {"name": rng.choice(["read_file", "grep", "bash", "run_tests"]),
+                              "arguments": json.dumps({"path": f"src/m{i}.py"})}}]})
+        elif r == 3:
+            body = "\n".join(f"{k:5d}\tdef f{k}(x): return x * {k}" for k in range(rng.randint(3, 300)))
+            msgs.append({"role": "tool", "tool_call_id": f"c{i - 1}", "content": body})
+        else:
+            msgs.append({"role": "assistant", "content": "Done with that step. " * rng.randint(1, 15)})
+    return json.dumps(msgs, indent=2).encode()
+
+
+def app_10k(data: bytes) -> tuple[list[Row], float]:
+    """What the app itself computes per slider move (everything but Streamlit)."""
+    import pandas as pd
+
+    t_parse, t = timed(lambda: tc.load(data))
+    msgs = t.messages
+    t_count = timed(lambda: tc.count_tokens(msgs, "eino"))[0]
+    t_cl100k = timed(lambda: tc.count_tokens(msgs, "cl100k_base"))[0]
+    bounds = sweep.slider_bounds(msgs, tc.count_tokens(msgs), tc.DEFAULT_PLACEHOLDER)
+    thresholds = tuple(sweep.grid_values(bounds.threshold_max))
+    keeps = tuple(sweep.grid_values(bounds.keep_max))
+    sw = sweep.sweep(msgs, tc.ClearToolResultConfig(), thresholds, keeps)
+    rng = random.Random(2)
+
+    def core(config: tc.ClearToolResultConfig) -> Any:
+        r = tc.reduce_by_tokens(msgs, config)
+        rp = tc.replay(msgs, config)
+        r.statuses
+        rp.statuses
+        report.summary_dict(r)
+        pd.DataFrame(report.message_table(r, t))
+        return r, rp
+
+    def figures(r: Any, rp: Any, config: tc.ClearToolResultConfig) -> None:
+        current = (config.tool_result_token_threshold, config.keep_recent_tokens)
+        for fig in (charts.usage_figure(r, msgs), charts.replay_figure(rp),
+                    charts.heatmap_figure(sw, "tokens_saved", current), charts.heatmap_figure(sw, "cleared", current)):
+            fig.to_dict()  # what Streamlit does with a figure before sending it
+
+    core_t, fig_t = [], []
+    for _ in range(9):
+        config = tc.ClearToolResultConfig(keep_recent_tokens=rng.randint(1000, bounds.keep_max))
+        t0 = time.perf_counter()
+        r, rp = core(config)
+        t1 = time.perf_counter()
+        figures(r, rp, config)
+        t2 = time.perf_counter()
+        core_t.append(t1 - t0)
+        fig_t.append(t2 - t1)
+    c, f = statistics.median(core_t), statistics.median(fig_t)
+    rows = [
+        (f"10,000-message transcript ({len(data) / 2**20:.1f} MB): parse", ms(t_parse), "once, cached"),
+        ("  count tokens (eino / cl100k_base)", f"{ms(t_count)} / {ms(t_cl100k)}", "once, cached"),
+        ("  core per slider move (reduce, replay, statuses, table, summary)", ms(c), ""),
+        ("  chart build per slider move (4 figures)", ms(f), ""),
+        ("  toolclear's own work per slider move", ms(c + f), "< 250 ms"),
+    ]
+    return rows, c + f
+
+
+def browser_10k(data: bytes, own_work: float) -> list[Row]:
+    from bench_browser import slider_moves
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "ten-k.json"
+        path.write_bytes(data)
+        times = slider_moves(path, moves=8)
+    e2e = statistics.median(times)
+    return [
+        ("slider move end to end in Chromium (median of 8)", ms(e2e), "< 1 s"),
+        ("  of which Streamlit (server, protocol, browser render)", ms(max(0.0, e2e - own_work)), ""),
+    ]
+
+
+def memory() -> list[Row]:
+    from memory_load import run
+
+    rows = []
+    for profile in ("typical", "emoji"):
+        r = run(200, profile)
+        label = "mostly ASCII" if profile == "typical" else "an emoji in every result (worst case)"
+        rows.append((f"load 200 MB JSON Lines, {label}: peak RSS", f"{r['peak_mb']:,.0f} MB = {r['peak_over_file']:.1f} x",
+                     "< 4 x" if profile == "typical" else ""))
+        rows.append((f"  load time / count time ({r['messages']:,} messages)", f"{r['load_s']:.1f} s / {r['count_s']:.2f} s", ""))
+    return rows
+
+
+def main() -> None:
+    args = set(sys.argv[1:])
+    rows: list[Row] = []
+    rows += core_100k()
+    rows += formats()
+    data = ten_k_transcript()
+    app_rows, own = app_10k(data)
+    rows += app_rows
+    if "--no-browser" not in args:
+        rows += browser_10k(data, own)
+    if "--no-memory" not in args:
+        rows += memory()
+    width = max(len(r[0]) for r in rows)
+    print(f"toolclear benchmarks ({os.cpu_count()} cores, Python {sys.version.split()[0]})\n")
+    print(f"| {'what':<{width}} | {'measured':>22} | {'target':<12} |")
+    print(f"|{'-' * (width + 2)}|{'-' * 24}|{'-' * 14}|")
+    for what, figure, target in rows:
+        print(f"| {what:<{width}} | {figure:>22} | {target:<12} |")
+
+
+if __name__ == "__main__":
+    main()

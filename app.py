@@ -338,15 +338,24 @@ def render_table(t: tc.Transcript, result: Any) -> None:
             st.session_state.detail_index = int(st.session_state["_table_index"][picked[0]])
 
     st.session_state["_table_index"] = view["index"].tolist()
+    order = ["index", "role", "tool_name", "tokens_before", "tokens_after", "status", "in_window", "cleared_at_call",
+             "preview", "tool_call_id", "origin"]
+    if result.offloads:
+        order.insert(8, "offloaded_path")
     st.dataframe(
         view, key="table", hide_index=True, on_select=_picked, selection_mode="single-row", height=360,
+        column_order=order,
         column_config={
             "index": st.column_config.NumberColumn("#", width="small"),
+            "tool_name": st.column_config.TextColumn("tool"),
             "tokens_before": st.column_config.NumberColumn("tokens", format="localized"),
             "tokens_after": st.column_config.NumberColumn("after", format="localized"),
             "in_window": st.column_config.CheckboxColumn("in window"),
             "cleared_at_call": st.column_config.NumberColumn("cleared at call"),
+            "offloaded_path": st.column_config.TextColumn("offloaded to"),
             "preview": st.column_config.TextColumn("preview", width="large"),
+            "tool_call_id": st.column_config.TextColumn("call id"),
+            "origin": st.column_config.TextColumn("in the file at"),
         },
     )
     render_detail(t, result)

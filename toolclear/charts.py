@@ -137,7 +137,7 @@ def usage_figure(result: Result, original: Sequence[Message], *, height: int = 4
         "bargap": 0 if n > 200 else 0.15,
         "height": height,
         "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
-        "legend": {"orientation": "h", "y": -0.18},
+        "legend": {"orientation": "h", "y": -0.22},
         "xaxis": {"title": {"text": "message"}, "range": [-0.5, right]},
         "yaxis": {"title": {"text": "tokens per message"}},
         "yaxis2": {"title": {"text": "tool-result tokens so far"}, "overlaying": "y", "side": "right",
@@ -187,8 +187,8 @@ def replay_figure(rp: Replay, *, height: int = 380) -> Any:
             hovertemplate="call at #%{x}: cleared %{customdata[0]}; cache break: %{customdata[1]}<extra></extra>",
         ))
     fig.update_layout(
-        height=height, margin={"l": 10, "r": 10, "t": 30, "b": 10},
-        legend={"orientation": "h", "y": -0.2},
+        height=height, margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
         xaxis={"title": "model call (index of the assistant message it produced)"},
         yaxis={"title": "tokens", "rangemode": "tozero"},
         hovermode="closest", uirevision="replay",

@@ -55,14 +55,21 @@ def slider_bounds(messages: Sequence[Message], counts: Sequence[int], placeholde
     return SliderBounds(t_max, k_max, _step(t_max), _step(k_max), total, tool)
 
 
+def _round2(value: float) -> int:
+    """value rounded to two significant digits (12,345 -> 12,000)."""
+    if value < 100:
+        return max(1, int(round(value)))
+    exp = 10 ** (math.floor(math.log10(value)) - 1)
+    return int(round(value / exp) * exp)
+
+
 def grid_values(top: int, n: int = 8) -> list[int]:
-    """n round values from top/n to top."""
+    """n evenly spaced, two-digit values from top/n to top."""
     if top <= 0:
         return [0]
-    raw = [top * (k + 1) / n for k in range(n)]
     out: list[int] = []
-    for v in raw:
-        r = nice_ceil(v) if v > 10 else max(1, int(round(v)))
+    for k in range(n):
+        r = _round2(top * (k + 1) / n)
         if not out or r > out[-1]:
             out.append(r)
     return out

@@ -1,0 +1,180 @@
+"""Reports, sweeps, charts, exports and snippets: what the app and CLI show and hand out."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shlex
+import zipfile
+from collections import Counter
+
+import pytest
+
+import toolclear as tc
+from toolclear import charts, exports, report, snippets, sweep
+from toolclear.cli import main as cli_main
+
+from .conftest import SAMPLES
+
+SAMPLE = SAMPLES / "coding-agent.openai.json"
+
+
+@pytest.fixture(scope="module")
+def t() -> tc.Transcript:
+    return tc.load(SAMPLE)
+
+
+def test_sweep_single_pass_equals_the_policy_cell_by_cell(t) -> None:
+    base = tc.ClearToolResultConfig(exclude_tools=("grep",))
+    thresholds, keeps = [0, 10_000, 40_000, 60_000], [0, 5_000, 40_000, 100_000]
+    sw = sweep.sweep(t.messages, base, thresholds, keeps)
+    for a, th in enumerate(thresholds):
+        for b, k in enumerate(keeps):
+            r = tc.reduce_by_tokens(t.messages, tc.ClearToolResultConfig(th, k, exclude_tools=("grep",)))
+            assert sw.tokens_saved[a][b] == r.tokens_saved
+            assert sw.cleared[a][b] == len(r.cleared_indices)
+    assert sw.cache_breaks is None
+
+
+def test_sweep_replay_equals_replay_cell_by_cell(t) -> None:
+    thresholds, keeps = [5_000, 30_000], [2_000, 40_000]
+    sw = sweep.sweep(t.messages, tc.ClearToolResultConfig(), thresholds, keeps, mode="replay")
+    for a, th in enumerate(thresholds):
+        for b, k in enumerate(keeps):
+            rp = tc.replay(t.messages, tc.ClearToolResultConfig(th, k))
+            assert sw.cache_breaks[a][b] == rp.cache_breaks
+            assert sw.tokens_saved[a][b] == rp.tokens_sent_unreduced - rp.tokens_sent
+
+
+def test_slider_bounds_and_grid(t) -> None:
+    counts = tc.count_tokens(t.messages)
+    b = sweep.slider_bounds(t.messages, counts, tc.DEFAULT_PLACEHOLDER)
+    assert b.total_tokens == sum(counts)
+    assert b.threshold_max >= b.tool_result_tokens and b.keep_max >= b.total_tokens
+    assert sweep.grid_values(100_000) == sorted(set(sweep.grid_values(100_000)))
+    assert sweep.grid_values(100_000)[-1] == 100_000 and len(sweep.grid_values(100_000)) == 8
+    assert sweep.nice_ceil(12_500) == 20_000 and sweep.nice_ceil(0) == 0
+
+
+def test_report_rows_and_summary(t) -> None:
+    r = tc.reduce_by_tokens(t.messages)
+    rows = report.message_rows(r, t)
+    assert [row["index"] for row in rows] == list(range(len(t.messages)))
+    assert Counter(row["status"] for row in rows) == Counter(str(s) for s in r.statuses)
+    assert all(row["cleared_at_call"] == len(t.messages) for row in rows if row["status"] == "cleared")
+    assert all(row["in_window"] == (i >= r.recent_start_index) for i, row in enumerate(rows))
+    s = report.summary_dict(r)
+    assert s["tokens_saved"] == r.tokens_saved and s["cleared"] == len(r.cleared_indices)
+    assert s["saved_percent"] == round(100 * r.tokens_saved / r.tokens_before, 2)
+    rep = report.report_dict(tc.replay(t.messages), t)
+    assert len(rep["steps"]) == sum(1 for m in t.messages if m.role == "assistant") + 1
+    assert rep["steps"][-1]["final"] and rep["summary"]["mode"] == "replay"
+    summary = report.tool_summary(t.messages, tc.count_tokens(t.messages))
+    assert summary[0].tokens == max(x.tokens for x in summary)
+    assert sum(x.results for x in summary) == sum(1 for m in t.messages if m.role == "tool")
+
+
+def test_exports(t, tmp_path) -> None:
+    r = tc.reduce_by_tokens(t.messages)
+    eino = tc.load(exports.eino_json(r.messages))
+    assert [m.content for m in eino.messages] == [m.content for m in r.messages]
+    rows = list(csv.DictReader(io.StringIO(exports.report_csv(report.message_rows(r, t)).decode())))
+    assert len(rows) == len(t.messages) and list(rows[0]) == list(report.ROW_FIELDS)
+    assert json.loads(exports.report_json(report.report_dict(r, t)))["summary"]["cleared"] == len(r.cleared_indices)
+    # a lone surrogate survives the JSON export as its escape
+    odd = tc.Message("tool", "x\ud800y", tool_name="t")
+    assert json.loads(exports.eino_json([odd]))[0]["content"] == "x\ud800y"
+
+
+@pytest.mark.parametrize("backend_kind", ["memory", "dir"])
+def test_offloaded_zip(t, tmp_path, backend_kind) -> None:
+    backend = tc.MemoryBackend() if backend_kind == "memory" else tc.LocalDirBackend(tmp_path)
+    off = tc.ToolResultOffloadingConfig(offloading_token_limit=500)
+    r = tc.reduce_by_tokens(t.messages, offloading=off, backend=backend)
+    done = [x for x in r.offloads if x is not None and x.offloaded]
+    assert done
+    data = exports.offloaded_zip(r.offloads, backend, ("reduced.json", tc.dump(t, r.messages)))
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        names = zf.namelist()
+        assert "reduced.json" in names and len(names) == len(done) + 1
+        contents = {zf.read(n).decode() for n in names if n != "reduced.json"}
+    assert contents == {t.messages[x.index].content for x in done}
+    assert all(not n.startswith("/") and ".." not in n.split("/") for n in names)
+
+
+def test_go_snippet_values_and_zero_notes() -> None:
+    go = snippets.go_snippet(tc.ClearToolResultConfig(123, 0, "[x]", ("read_file", 'say "hi"')))
+    assert "ToolResultTokenThreshold:   123," in go and "KeepRecentTokens:           0," in go
+    assert "eino reads 0 as its default (40000)" in go
+    assert '[]string{"read_file", "say \\"hi\\""}' in go
+    both = snippets.go_snippet(tc.ClearToolResultConfig(), tc.ToolResultOffloadingConfig(5000, "cat"))
+    assert "reduction.ToolResultConfig{" in both and "OffloadingTokenLimit:       5000" in both
+    assert '"cat"' in both and "20,000 tokens" in both
+
+
+def test_python_snippet_reproduces_the_result(t, tmp_path, monkeypatch) -> None:
+    path = tmp_path / "run.json"
+    path.write_bytes(SAMPLE.read_bytes())
+    config = tc.ClearToolResultConfig(9000, 15000, "[gone]", ("grep",))
+    code = snippets.python_snippet(config, path=str(path), mode="replay")
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "snippet", "exec"), {})
+    out = tc.load(tmp_path / "reduced-run.json")
+    expected = tc.replay(t.messages, config)
+    assert [m.content for m in out.messages] == [m.content for m in expected.messages]
+
+
+def test_cli_snippet_runs_and_gives_the_same_file(t, tmp_path, monkeypatch) -> None:
+    path = tmp_path / "run.json"
+    path.write_bytes(SAMPLE.read_bytes())
+    config = tc.ClearToolResultConfig(9000, 15000, "[gone]", ("grep", "list_dir"))
+    line = snippets.cli_command(config, path=str(path), mode="replay")
+    argv = shlex.split(line)
+    assert argv[:2] == ["toolclear", "reduce"]
+    monkeypatch.chdir(tmp_path)
+    assert cli_main(argv[1:], stdout=io.BytesIO(), stderr=io.StringIO()) == 0
+    out = tc.load(tmp_path / "reduced-run.json")
+    assert [m.content for m in out.messages] == [m.content for m in tc.replay(t.messages, config).messages]
+
+
+def test_usage_figure_bars_match_statuses(t) -> None:
+    r = tc.reduce_by_tokens(t.messages, tc.ClearToolResultConfig(exclude_tools=("grep",)))
+    fig = charts.usage_figure(r, t.messages)
+    bars = {tr.name: len(tr.x) for tr in fig.data if tr.type == "bar"}
+    expected = Counter("other message" if (s is tc.MessageStatus.KEPT and m.role != "tool") else str(s)
+                       for m, s in zip(t.messages, r.statuses))
+    assert bars == dict(expected)
+    assert any(a.text == f"window starts at #{r.recent_start_index}" for a in fig.layout.annotations)
+    threshold = next(tr for tr in fig.data if tr.name.startswith("threshold"))
+    assert list(threshold.y) == [20000, 20000]
+
+
+def test_usage_figure_for_many_messages_uses_outlines() -> None:
+    msgs = [tc.Message("tool" if i % 2 else "user", "x" * (i % 50), tool_name="t") for i in range(3000)]
+    r = tc.reduce_by_tokens(msgs, tc.ClearToolResultConfig(100, 500))
+    fig = charts.usage_figure(r, msgs)
+    assert not any(tr.type == "bar" for tr in fig.data)
+    hover = next(tr for tr in fig.data if tr.name == "message")
+    assert len(hover.x) == 3000 and "cleared" in hover.hovertext[1]
+    cleared = next(tr for tr in fig.data if tr.name == "cleared")
+    assert len(cleared.x) == 6000 and cleared.fill == "tozeroy"
+
+
+def test_replay_figure_and_heatmap(t) -> None:
+    rp = tc.replay(t.messages)
+    fig = charts.replay_figure(rp)
+    sent = next(tr for tr in fig.data if tr.name == "sent with clearing")
+    assert list(sent.x) == [s.call_index for s in rp.steps] and list(sent.y) == [s.context_tokens for s in rp.steps]
+    marks = next(tr for tr in fig.data if tr.name.startswith("clearing here"))
+    assert len(marks.x) == sum(1 for s in rp.steps if s.cleared_indices)
+    sw = sweep.sweep(t.messages, tc.ClearToolResultConfig(), [10_000, 20_000], [20_000, 40_000], mode="replay")
+    heat = charts.heatmap_figure(sw, "cache_breaks", (20_000, 40_000))
+    star = heat.data[1]
+    assert list(star.x) == ["40,000"] and list(star.y) == ["20,000"]
+
+
+def test_charts_escape_untrusted_names() -> None:
+    msgs = [tc.Message("tool", "x" * 100, tool_name="<img src=x onerror=alert(1)>")]
+    fig = charts.usage_figure(tc.reduce_by_tokens(msgs), msgs)
+    assert "<img" not in json.dumps(fig.to_plotly_json()["data"], default=str)

@@ -425,7 +425,7 @@ def _first_line_is_object(body: bytes) -> bool:
 def parse(data: bytes) -> Document:
     """Decode and parse: one JSON value, JSON Lines, or (for API cassettes) YAML."""
     bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
-    if (bom or b"\x00" not in data[:4096]) and _first_line_is_object(data[len(bom) :]):
+    if _first_line_is_object(data[len(bom) :]):
         parsed = _parse_jsonl_bytes(data[len(bom) :])
         if parsed is not None:
             offsets, records = parsed

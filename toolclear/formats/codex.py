@@ -66,7 +66,7 @@ class CodexFormat(FormatReader):
             if kind == "message":
                 role = payload.get("role") if isinstance(payload.get("role"), str) else "user"
                 text = content_text(payload.get("content"), jl, path + ("content",))
-                b.add(Message(role=role, content=text), (), path)
+                b.add(Message(role=role, content=text), [path + ("content",)], path)
             elif kind in _CALLS:
                 raw_args: Any = payload.get(_CALLS[kind])
                 args = raw_args if isinstance(raw_args, str) else compact_json(raw_args) if raw_args is not None else ""

@@ -178,3 +178,23 @@ def test_charts_escape_untrusted_names() -> None:
     msgs = [tc.Message("tool", "x" * 100, tool_name="<img src=x onerror=alert(1)>")]
     fig = charts.usage_figure(tc.reduce_by_tokens(msgs), msgs)
     assert "<img" not in json.dumps(fig.to_plotly_json()["data"], default=str)
+
+
+def test_report_lists_offloaded_results_with_sizes(t) -> None:
+    off = tc.ToolResultOffloadingConfig(offloading_token_limit=500)
+    r = tc.reduce_by_tokens(t.messages, offloading=off)
+    rep = report.report_dict(r, t, off)
+    assert rep["settings"]["offloading"]["trigger_tokens"] == 2000
+    listed = rep["offloaded"]
+    assert listed and all(x["tokens"] > 2000 for x in listed)
+    for x in listed:
+        assert x["bytes"] == len(t.messages[x["index"]].content.encode())
+        assert rep["messages"][x["index"]]["offloaded_path"] == x["path"]
+
+
+def test_transcript_size_hint() -> None:
+    runs = tc.load_all(SAMPLES / "several-runs.openai.json")
+    for run in runs:
+        assert run.size == 4 * sum(tc.count_tokens(run.messages)) - sum(
+            (-(len(m.content.encode()) + sum(len(c.arguments.encode()) for c in m.tool_calls))) % 4 for m in run.messages)
+    assert runs[0].size < runs[-1].size

@@ -259,6 +259,17 @@ class Transcript:
         return len(self.messages)
 
     @property
+    def size(self) -> int:
+        """UTF-8 bytes of every content and tool-call argument: what the eino counter
+        sees (divide by 4 for its tokens). A size hint for picking conversations."""
+        total = 0
+        for m in self.messages:
+            total += len(m.content.encode("utf-8", "surrogatepass"))
+            for c in m.tool_calls:
+                total += len(c.arguments.encode("utf-8", "surrogatepass"))
+        return total
+
+    @property
     def label(self) -> str:
         """A short human name: the title if any, else the id."""
         return self.title or self.id

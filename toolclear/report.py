@@ -212,6 +212,11 @@ def report_dict(
             }
             for k, s in enumerate(result.steps)
         ]
+    if result.offloads:
+        out["offloaded"] = [
+            {"index": r.index, "path": display_text(r.path or ""), "bytes": r.bytes, "tokens": r.tokens}
+            for r in result.offloads if r is not None and r.offloaded
+        ]
     out["messages"] = message_rows(result, transcript)
     return out
 

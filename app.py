@@ -35,6 +35,7 @@ NO_SAMPLE = "(none)"
 UPLOAD_LIMIT_MB = 200
 DETAIL_CHARS = 20_000
 MODES = ("single pass", "replay")
+VIEWS = ("Token usage", "Replay", "Messages", "Parameter sweep", "Export")
 DEFAULTS = {
     "threshold_slider": tc.DEFAULT_THRESHOLD,
     "threshold_input": tc.DEFAULT_THRESHOLD,
@@ -500,29 +501,35 @@ def main() -> None:
     config, offloading, _counter = render_settings(t)
     mode = st.session_state.mode
     backend = tc.MemoryBackend() if offloading else None
+    rp: tc.Replay | None = None
     if mode == "replay":
         result: Any = tc.replay(t.messages, config, offloading=offloading, backend=backend)
         rp = result
     else:
         result = tc.reduce_by_tokens(t.messages, config, offloading=offloading, backend=backend)
-        rp = tc.replay(t.messages, config, offloading=offloading, backend=tc.MemoryBackend() if offloading else None)
     summary = report.summary_dict(result)
     render_metrics(summary, mode)
     if summary.get("offload_failures"):
         st.warning(f"{len(summary['offload_failures'])} offload write(s) failed; those results were kept.")
     render_transcript_notes(t)
-    usage, replay_tab, table, sweep_tab, export = st.tabs(
-        ["Token usage", "Replay", "Messages", "Parameter sweep", "Export"])
-    with usage:
-        render_usage(result, t, config)
-    with replay_tab:
-        render_replay(rp)
-    with table:
-        render_table(t, result)
-    with sweep_tab:
-        render_sweep(t, config, mode, (digest, t.id))
-    with export:
-        render_export(t, result, config, offloading, backend, mode)
-
+    views = st.tabs(list(VIEWS), key="view", on_change="rerun")
+    # only the open tab runs: the others cost nothing until the user opens them
+    usage, replay_tab, table, sweep_tab, export = views
+    if usage.open:
+        with usage:
+            render_usage(result, t, config)
+    if replay_tab.open:
+        with replay_tab:
+            render_replay(rp if rp is not None else tc.replay(
+                t.messages, config, offloading=offloading, backend=tc.MemoryBackend() if offloading else None))
+    if table.open:
+        with table:
+            render_table(t, result)
+    if sweep_tab.open:
+        with sweep_tab:
+            render_sweep(t, config, mode, (digest, t.id))
+    if export.open:
+        with export:
+            render_export(t, result, config, offloading, backend, mode)
 
 main()

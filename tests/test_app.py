@@ -29,7 +29,17 @@ def metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
 
 
+def show(at: AppTest, view: str) -> AppTest:
+    """Open one of the app's tabs (only the open tab's content runs)."""
+    at.session_state["view"] = view
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
 def table(at: AppTest):
+    if not any("preview" in df.value.columns for df in at.dataframe):
+        show(at, "Messages")
     return next(df.value for df in at.dataframe if "preview" in df.value.columns)
 
 
@@ -61,9 +71,13 @@ def test_opens_on_the_sample_with_the_policy_at_work(sample) -> None:
     at = start()
     result = tc.reduce_by_tokens(sample.messages)
     assert result.cleared_indices  # the first screen already shows clearing
+    assert len(at.get("plotly_chart")) == 1  # the token-usage chart; other tabs run when opened
     expect_numbers(at, result, sample)
-    assert len(at.get("plotly_chart")) >= 2
     assert not at.error
+    show(at, "Replay")
+    assert len(at.get("plotly_chart")) == 1 and any(m.label == "Prompt-cache breaks" for m in at.metric)
+    show(at, "Parameter sweep")
+    assert len(at.get("plotly_chart")) == 2
 
 
 def test_threshold_slider_and_input(sample) -> None:
@@ -157,12 +171,13 @@ def test_offloading_toggle_limit_and_read_tool(sample) -> None:
     df = table(at)
     assert df["offloaded_path"].notna().sum() == sum(1 for r in result.offloads if r is not None and r.offloaded)
     assert any("16 × limit" in c.value or "UTF-8 bytes" in c.value for c in at.sidebar.caption)
+    show(at, "Export")
     labels = [b.label for b in at.get("download_button")]
     assert "Offloaded files (zip)" in labels
 
 
 def test_table_filters_and_detail(sample) -> None:
-    at = start()
+    at = show(start(), "Messages")
     result = tc.reduce_by_tokens(sample.messages)
     at.multiselect(key="filter_status").set_value(["cleared"]).run()
     assert any(c.value.startswith(f"{len(result.cleared_indices)} of {len(sample.messages)} messages") for c in at.caption)

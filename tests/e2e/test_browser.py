@@ -37,7 +37,11 @@ def _usage_traces(page) -> dict[str, int]:
 
 
 def _tab(page, name: str) -> None:
+    """Open a tab; only the open tab's content runs, so wait for the rerun."""
     page.get_by_role("tab", name=name).click()
+    expect(page.get_by_role("tab", name=name)).to_have_attribute("aria-selected", "true")
+    page.wait_for_timeout(150)
+    wait_for_app_idle(page)
 
 
 def test_upload_tune_and_export(app_page, tmp_path) -> None:

@@ -9,13 +9,10 @@ a fresh child process and reports the child's peak RSS against the file size.
 from __future__ import annotations
 
 import json
-import os
 import random
-import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]

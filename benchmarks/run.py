@@ -78,8 +78,7 @@ def core_100k() -> list[Row]:
         t0 = time.perf_counter()
         r = tc.reduce_by_tokens(msgs, c)
         t1 = time.perf_counter()
-        r.statuses
-        r.token_counts_after
+        _ = (r.statuses, r.token_counts_after)  # worked out on first use
         lazy.append(time.perf_counter() - t1)
         times.append(t1 - t0)
     reduce_s = statistics.median(times)
@@ -148,8 +147,7 @@ def app_10k(data: bytes) -> tuple[list[Row], float]:
     def core(config: tc.ClearToolResultConfig) -> Any:
         r = tc.reduce_by_tokens(msgs, config)
         rp = tc.replay(msgs, config)
-        r.statuses
-        rp.statuses
+        _ = (r.statuses, rp.statuses)
         report.summary_dict(r)
         pd.DataFrame(report.message_table(r, t))
         return r, rp

@@ -12,7 +12,6 @@ contents. A crash leaves its input as ``crash-*`` for the regression tests.
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 

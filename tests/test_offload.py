@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toolclear as tc
-from toolclear import LocalDirBackend, MemoryBackend, Message, MessageStatus, OffloadError, ToolResultOffloadingConfig
+from toolclear import LocalDirBackend, MemoryBackend, Message, MessageStatus, ToolResultOffloadingConfig
 
 from .conftest import CORPUS, SAMPLES, hypothesis_examples
 

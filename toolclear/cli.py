@@ -7,7 +7,6 @@ A thin layer over the library. Exit status: 0 on success, 2 for bad input or usa
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile

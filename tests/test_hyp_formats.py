@@ -179,7 +179,12 @@ def _check(data: bytes, fmt: str, jsonl: bool) -> None:
         assert t.format == fmt
     assert tc.dump(t) == data  # nothing cleared: byte for byte
     calls, results = _pairs(t)
-    assert calls == results  # the generator answers every call
+    if fmt == "mini-swe-agent" and not calls:
+        # no tool calls at all reads as an old mini-swe-agent run: user turns answering the
+        # assistant are its observations (documented), so they are 'bash' results
+        assert all(m.tool_name == "bash" for m in t.messages if m.role == "tool")
+    else:
+        assert calls == results  # the generator answers every call
     config = tc.ClearToolResultConfig(tool_result_token_threshold=0, keep_recent_tokens=3)
     reduced = tc.reduce_by_tokens(t.messages, config)
     out = tc.dump(t, reduced.messages)

@@ -236,3 +236,50 @@ def test_untrusted_names_are_escaped_in_markdown() -> None:
     assert all("<img" not in c.value.replace("\\<img", "") for c in at.caption)
     ms = at.multiselect(key="exclude")
     assert ms.options == ["[x](javascript:alert(1)) (1 results)"]  # options are plain text
+
+
+def test_role_and_text_filters(sample) -> None:
+    at = show(start(), "Messages")
+    at.multiselect(key="filter_roles").set_value(["tool"]).run()
+    tools = sum(1 for m in sample.messages if m.role == "tool")
+    assert any(c.value.startswith(f"{tools} of {len(sample.messages)} messages") for c in at.caption)
+    at.text_input(key="filter_text").set_value("PASSED").run()
+    hits = sum(1 for r in report.message_rows(tc.reduce_by_tokens(sample.messages), sample)
+               if r["role"] == "tool" and "passed" in r["preview"].lower())
+    assert any(c.value.startswith(f"{hits} of ") for c in at.caption)
+    assert table(at)["role"].eq("tool").all()
+
+
+def test_offloading_pipeline_on_a_real_corpus_file() -> None:
+    path = CORPUS / "claude_code" / "entire-cli_cc-2.1.36_progress-events_91-b42542f24f.jsonl"
+    at = start(sample="none")
+    at.file_uploader(key="upload").set_value((path.name, path.read_bytes(), "application/jsonl")).run()
+    at.toggle(key="offload_on").set_value(True).run()
+    at.number_input(key="offload_limit").set_value(500).run()
+    at.radio(key="mode").set_value("replay").run()
+    t = tc.load(path)
+    rp = tc.replay(t.messages, offloading=tc.ToolResultOffloadingConfig(offloading_token_limit=500))
+    offloaded = [r for r in rp.offloads if r is not None and r.offloaded]
+    assert offloaded
+    expect_numbers(at, rp, t)
+    df = table(at)
+    assert df["offloaded_path"].notna().sum() == len(offloaded)
+    i = offloaded[-1].index
+    at.number_input(key="detail_index").set_value(i).run()
+    after = at.code[1].value
+    assert after.startswith("Tool result too large") or after == tc.DEFAULT_PLACEHOLDER
+
+
+def test_big_replay_sweep_waits_for_a_click() -> None:
+    msgs = []
+    for i in range(1600):
+        msgs.append({"role": "assistant", "content": "", "tool_calls": [
+            {"id": f"c{i}", "type": "function", "function": {"name": "grep", "arguments": "{}"}}]})
+        msgs.append({"role": "tool", "tool_call_id": f"c{i}", "content": "hit " * (50 + i % 200)})
+    at = start(sample="none")
+    at.file_uploader(key="upload").set_value(("long.json", json.dumps(msgs).encode(), "application/json")).run()
+    at.radio(key="mode").set_value("replay").run()
+    show(at, "Parameter sweep")
+    assert not at.get("plotly_chart") and any("replays of 3,200 messages" in i.value for i in at.info)
+    at.button(key="sweep_go_button").click().run()
+    assert len(at.get("plotly_chart")) == 2

@@ -165,3 +165,26 @@ def test_console_script_runs() -> None:
     assert done.returncode == 0 and "read_file" in done.stdout
     done = subprocess.run([exe, "reduce", str(SAMPLES / "make_samples.py")], capture_output=True, text=True)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+
+
+def test_offloading_pipeline_through_the_cli_on_a_real_corpus_file(tmp_path) -> None:
+    path = CORPUS / "claude_code" / "entire-cli_cc-2.1.7_webfetch-websearch_86-4e0c91f5c0.jsonl"
+    out, folder = tmp_path / "reduced.jsonl", tmp_path / "off"
+    code, _, err = run("reduce", str(path), "--replay", "--offload-dir", str(folder), "--offload-limit", "400",
+                       "--threshold", "5000", "--keep", "20000", "-o", str(out))
+    assert code == 0, err
+    t = tc.load(path)
+    expected = tc.replay(t.messages, tc.ClearToolResultConfig(5000, 20000),
+                         offloading=tc.ToolResultOffloadingConfig(offloading_token_limit=400),
+                         backend=tc.MemoryBackend())
+    reduced = tc.load(out)
+    notices = [m for m in reduced.messages if m.content.startswith("Tool result too large")]
+    kept_offloaded = [i for i, s in enumerate(expected.statuses) if s is tc.MessageStatus.OFFLOADED]
+    assert len(notices) == len(kept_offloaded) > 0
+    cleared = [m for m in reduced.messages if m.role == "tool" and m.content == tc.DEFAULT_PLACEHOLDER]
+    assert len(cleared) == len(expected.cleared_indices) > 0  # offloaded first, then cleared
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    assert len(files) == sum(1 for r in expected.offloads if r is not None and r.offloaded)
+    for m in notices:
+        where = m.content.split("at this path: ", 1)[1].split("\n", 1)[0]
+        assert open(where, encoding="utf-8").read() == t.messages[reduced.messages.index(m)].content

@@ -420,7 +420,7 @@ def render_sweep(t: tc.Transcript, config: tc.ClearToolResultConfig, mode: str, 
     key = (*key_base, config.placeholder, config.exclude_tools, config.counter_name, mode, thresholds, keeps)
     sw = sweep_cached(key, t.messages, config, thresholds, keeps, mode)
     current = (config.tool_result_token_threshold, config.keep_recent_tokens)
-    cols = st.columns(2 if sw.cache_breaks is not None else 2)
+    cols = st.columns(2)
     with cols[0]:
         st.plotly_chart(charts.heatmap_figure(sw, "tokens_saved", current), key="sweep_saved", config={"displaylogo": False})
     with cols[1]:

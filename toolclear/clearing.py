@@ -28,7 +28,7 @@ from itertools import accumulate
 from typing import Any
 
 from ._gc import paused_gc
-from .counters import DEFAULT_COUNTER, TokenCounter, count_tokens, get_counter, is_builtin
+from .counters import DEFAULT_COUNTER, TokenCounter, count_tokens, counter_name, get_counter, is_builtin
 from .errors import ConfigError
 from .model import Message, MessageStatus
 from .offload import OffloadRecord, StorageBackend, ToolResultOffloadingConfig, offload_messages
@@ -126,8 +126,7 @@ class ClearToolResultConfig:
 
     @property
     def counter_name(self) -> str:
-        c = self.token_counter
-        return c if isinstance(c, str) else getattr(c, "name", None) or getattr(c, "__name__", repr(c))
+        return counter_name(self.token_counter)
 
 
 class SequenceIndex:

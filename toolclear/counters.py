@@ -28,6 +28,7 @@ __all__ = [
     "CounterInfo",
     "TokenCounter",
     "count_tokens",
+    "counter_name",
     "eino_tokens",
     "is_builtin",
     "get_counter",

@@ -55,12 +55,13 @@ def _str_field(d: Mapping[str, Any], key: str, path: str, *, null_ok: bool = Tru
         return ""
     if not isinstance(value, str):
         raise TranscriptError(
-            f"expected a string, got {_json_type(value)}", where=f"{path}.{key}"
+            f"expected a string, got {json_type(value)}", where=f"{path}.{key}"
         )
     return value
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """'a number', 'an object', ...: how error messages name a JSON value's type."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -89,13 +90,13 @@ class ToolCall:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], *, path: str = "$") -> ToolCall:
         if not isinstance(d, Mapping):
-            raise TranscriptError(f"expected a tool call object, got {_json_type(d)}", where=path)
+            raise TranscriptError(f"expected a tool call object, got {json_type(d)}", where=path)
         fn = d.get("function", {})
         if fn is None:
             fn = {}
         if not isinstance(fn, Mapping):
             raise TranscriptError(
-                f"expected an object, got {_json_type(fn)}", where=f"{path}.function"
+                f"expected an object, got {json_type(fn)}", where=f"{path}.function"
             )
         return cls(
             id=_str_field(d, "id", path),
@@ -183,18 +184,18 @@ class Message:
     def from_dict(cls, d: Mapping[str, Any], *, path: str = "$") -> Message:
         """Read one message in eino's JSON shape; raises TranscriptError naming the field."""
         if not isinstance(d, Mapping):
-            raise TranscriptError(f"expected a message object, got {_json_type(d)}", where=path)
+            raise TranscriptError(f"expected a message object, got {json_type(d)}", where=path)
         role = d.get("role")
         if not isinstance(role, str):
             if "role" not in d:
                 raise TranscriptError("missing field 'role'", where=path)
             raise TranscriptError(
-                f"expected a string, got {_json_type(role)}", where=f"{path}.role"
+                f"expected a string, got {json_type(role)}", where=f"{path}.role"
             )
         raw_calls = d.get("tool_calls") or ()
         if not isinstance(raw_calls, (list, tuple)):
             raise TranscriptError(
-                f"expected a list, got {_json_type(raw_calls)}", where=f"{path}.tool_calls"
+                f"expected a list, got {json_type(raw_calls)}", where=f"{path}.tool_calls"
             )
         calls = tuple(
             ToolCall.from_dict(c, path=f"{path}.tool_calls[{i}]") for i, c in enumerate(raw_calls)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..errors import TranscriptError
-from ..model import Message, ToolCall, Transcript
+from ..model import Message, ToolCall, Transcript, json_type
 from ._doc import Document, Path, render_path
 
 __all__ = [
@@ -28,22 +28,6 @@ def str_or_none(value: Any) -> str | None:
     """The value if it is a string: untrusted values go through this before any set or
     dict lookup (a list or object there would raise TypeError: unhashable)."""
     return value if isinstance(value, str) else None
-
-
-def json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
 
 
 def where(doc: Document, path: Path) -> str:

@@ -174,8 +174,7 @@ def load_all(source: Source, format: str = "auto", *, name: str | None = None) -
 def load(source: Source, format: str = "auto", *, name: str | None = None) -> Transcript:
     """The one conversation in a file (Claude Code: the main one, without sidechains)."""
     transcripts = load_all(source, format, name=name)
-    reader_primary = transcripts[0].container == "claude-code session"
-    if len(transcripts) > 1 and not reader_primary:
+    if len(transcripts) > 1 and not _reader(transcripts[0].format).first_is_primary:
         ids = ", ".join(t.id for t in transcripts[:3])
         raise TranscriptError(
             f"holds {len(transcripts)} conversations ({ids}, ...); use toolclear.load_all() "

@@ -4,8 +4,8 @@ conversations, and JSON helpers for readers."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..errors import TranscriptError
@@ -190,7 +190,9 @@ class FormatReader:
     expects: ClassVar[str] = ""
     """What the file must look like; set for formats that read only their own shape,
     so forcing them on another file says what is missing instead of misreading it."""
-    options: Mapping[str, Any] = field(default_factory=dict)
+    first_is_primary: ClassVar[bool] = False
+    """The first conversation is *the* conversation (Claude Code's main line; the
+    others are its subagents), so ``load`` returns it instead of asking for load_all."""
 
     def sniff(self, doc: Document) -> bool:
         raise NotImplementedError

@@ -58,6 +58,7 @@ class ClaudeCodeFormat(FormatReader):
     where_found = "~/.claude/projects/<project>/<session-id>.jsonl"
     tool_result = "each 'tool_result' block in a user line's message.content"
     export_changes = "that block's content and the line's toolUseResult; other lines byte for byte"
+    first_is_primary = True
     expects = "JSON Lines of Claude Code events (objects with 'type' user / assistant / ..., 'uuid' and 'message')"
 
     def sniff(self, doc: Document) -> bool:

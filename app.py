@@ -91,16 +91,20 @@ def counter_infos() -> list[tc.CounterInfo]:
 
 
 def ensure_counts(messages: tuple[tc.Message, ...], counter: str) -> tuple[int, ...]:
-    """Count every message (once; cached on the message), with progress when it takes a while."""
-    todo = [m for m in messages if counter not in m._memo]
-    if len(todo) > 2000:
-        bar = st.progress(0.0, text=f"Counting tokens ({counter})…")
-        chunk = 2000
-        for start in range(0, len(todo), chunk):
-            tc.count_tokens(todo[start : start + chunk], counter)
-            bar.progress(min(1.0, (start + chunk) / len(todo)), text=f"Counting tokens ({counter})…")
+    """Count every message (once; cached on the message), with a progress bar while the
+    counting of a long transcript runs."""
+    bar = None
+
+    def shown(fraction: float) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = st.progress(0.0, text=f"Counting tokens ({counter})…")
+        bar.progress(fraction, text=f"Counting tokens ({counter})…")
+
+    counts = tc.count_tokens(messages, counter, progress=shown if len(messages) > 2000 else None)
+    if bar is not None:
         bar.empty()
-    return tc.count_tokens(messages, counter)
+    return counts
 
 
 @st.cache_resource(max_entries=32, show_spinner="Sweeping threshold × keep…")

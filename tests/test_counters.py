@@ -96,3 +96,13 @@ def test_import_toolclear_does_not_import_heavy_packages() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_progress_is_reported_only_while_counting() -> None:
+    msgs = [Message("user", "x" * i) for i in range(5000)]
+    seen: list[float] = []
+    assert tc.count_tokens(msgs, "eino", progress=seen.append) == tuple((i + 3) // 4 for i in range(5000))
+    assert seen == sorted(seen) and seen[-1] == 1.0 and len(seen) == 3
+    again: list[float] = []
+    tc.count_tokens(msgs, "eino", progress=again.append)
+    assert again == []  # everything was cached

@@ -339,31 +339,33 @@ def _checked(value: Any, index: int) -> int:
 
 
 def count_tokens(
-    messages: Sequence[Message], counter: str | TokenCounter | None = None
+    messages: Sequence[Message],
+    counter: str | TokenCounter | None = None,
+    *,
+    progress: Callable[[float], None] | None = None,
 ) -> tuple[int, ...]:
-    """The token count of each message, computed once per message and counter."""
+    """The token count of each message, computed once per message and counter.
+
+    ``progress`` is called with the fraction done while messages not counted before are
+    being counted (only when there are some), so a UI can show a progress bar."""
     fn = get_counter(counter)
-    if isinstance(fn, _NamedCounter):
-        key = fn.name
-        out = [m._memo.get(key) for m in messages]
-        if None in out:
-            todo = [m for m, n in zip(messages, out) if n is None]
-            if fn._batch is not None:
-                for start in range(0, len(todo), 2048):
-                    chunk = todo[start : start + 2048]
-                    for m, n in zip(chunk, fn._batch(chunk)):
-                        m._memo[key] = n
-            else:
-                for m in todo:
-                    fn(m)
-            out = [m._memo[key] for m in messages]
+    key = fn.name if isinstance(fn, _NamedCounter) else fn
+    out = [m._memo.get(key) for m in messages]
+    if None not in out:
         return tuple(out)
-    key = fn
-    result = []
-    for i, m in enumerate(messages):
-        n = m._memo.get(key)
-        if n is None:
-            n = _checked(fn(m), i)
+    todo = [(i, m) for i, (m, n) in enumerate(zip(messages, out)) if n is None]
+    step = 2048
+    for start in range(0, len(todo), step):
+        chunk = todo[start : start + step]
+        if isinstance(fn, _NamedCounter) and fn._batch is not None:
+            values = fn._batch([m for _, m in chunk])
+        elif isinstance(fn, _NamedCounter):
+            values = [fn._fn(m) for _, m in chunk]
+        else:
+            values = [_checked(fn(m), i) for i, m in chunk]
+        for (i, m), n in zip(chunk, values):
             m._memo[key] = n
-        result.append(n)
-    return tuple(result)
+            out[i] = n
+        if progress is not None:
+            progress(min(1.0, (start + len(chunk)) / len(todo)))
+    return tuple(out)  # type: ignore[arg-type]

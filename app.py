@@ -145,8 +145,9 @@ def _source_changed() -> None:
 # ---------------------------------------------------------------- rendering
 
 
-def render_source() -> tuple[str, bytes] | None:
-    """Sidebar: upload, sample picker, format override. Returns (name, bytes) or None."""
+def render_source() -> tuple[str, bytes, str] | None:
+    """Sidebar: upload, sample picker, format override. Returns (name, bytes, identity)
+    or None; the identity changes whenever the content can have changed."""
     st.sidebar.header("Transcript")
     upload = st.sidebar.file_uploader(
         "Upload a transcript", key="upload", max_upload_size=UPLOAD_LIMIT_MB, on_change=_source_changed,
@@ -163,11 +164,11 @@ def render_source() -> tuple[str, bytes] | None:
     labels = {"auto": "auto-detect", **{f.name: f"{f.name}: {f.label}" for f in tc.formats()}}
     st.sidebar.selectbox("Format", names, key="format", format_func=labels.__getitem__, on_change=_source_changed)
     if upload is not None:
-        return upload.name, upload.getvalue()
+        return upload.name, upload.getvalue(), f"upload:{upload.file_id}"
     if st.session_state.sample == NO_SAMPLE:
         return None
     path = ROOT / "sample_data" / SAMPLES[st.session_state.sample]
-    return path.name, path.read_bytes()
+    return path.name, path.read_bytes(), f"sample:{path}:{path.stat().st_mtime_ns}"
 
 
 def pick_conversation(transcripts: tuple[tc.Transcript, ...]) -> tc.Transcript:
@@ -482,6 +483,25 @@ def render_transcript_notes(t: tc.Transcript) -> None:
 
 def main() -> None:
     st.set_page_config(page_title="toolclear inspector", page_icon="✂", layout="wide")
+    try:
+        run_app()
+    except tc.ToolclearError as exc:  # e.g. a setting the core refuses: say so, keep working
+        st.error(md(str(exc)))
+    except Exception as exc:  # a bug: one line instead of a traceback, and the app keeps working
+        st.error(md(f"Something went wrong inside toolclear ({type(exc).__name__}: {exc}); please report it."))
+
+
+def _digest(identity: str, data: bytes) -> str:
+    """The content hash, computed once per upload (or sample) rather than on every rerun."""
+    memo = st.session_state.get("_digest")
+    if memo is not None and memo[0] == identity:
+        return memo[1]
+    digest = hashlib.sha256(data).hexdigest()
+    st.session_state["_digest"] = (identity, digest)
+    return digest
+
+
+def run_app() -> None:
     init_state()
     st.title("toolclear inspector")
     st.caption("What eino's clear-tool-result policy does to an agent run, and which numbers to pick.")
@@ -489,8 +509,8 @@ def main() -> None:
     if source is None:
         st.info("Upload a transcript in the sidebar, or pick a bundled sample.")
         return
-    name, data = source
-    digest = hashlib.sha256(data).hexdigest()
+    name, data, identity = source
+    digest = _digest(identity, data)
     loaded = load_source(digest, name, st.session_state.format, data)
     if loaded.error:
         st.error(md(loaded.error))

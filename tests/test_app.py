@@ -283,3 +283,18 @@ def test_big_replay_sweep_waits_for_a_click() -> None:
     assert not at.get("plotly_chart") and any("replays of 3,200 messages" in i.value for i in at.info)
     at.button(key="sweep_go_button").click().run()
     assert len(at.get("plotly_chart")) == 2
+
+
+def test_an_internal_error_is_one_line_and_the_app_keeps_working(monkeypatch) -> None:
+    at = start()
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("simulated bug")
+
+    monkeypatch.setattr(tc, "reduce_by_tokens", broken)
+    at.slider(key="keep_slider").set_value(1000).run()
+    assert not at.exception
+    assert len(at.error) == 1 and "simulated bug" in at.error[0].value.replace("\\", "")
+    monkeypatch.undo()
+    at.slider(key="keep_slider").set_value(2000).run()
+    assert not at.error and metrics(at)["Messages"] == "45"

@@ -13,7 +13,7 @@ from typing import Any
 from .clearing import Reduction
 from .model import Message, MessageStatus
 from .replay import Replay
-from .report import display_text
+from .report import display_text, window_start
 from .sweep import Sweep
 
 __all__ = ["STATUS_COLORS", "heatmap_figure", "replay_figure", "usage_figure"]
@@ -54,12 +54,6 @@ def _hover_label(m: Message) -> str:
         hit = html.escape(display_text(f"{m.role} {m.tool_name}" if m.role == "tool" else m.role))
         m._memo["hover"] = hit
     return hit
-
-
-def _window_start(result: Result) -> int | None:
-    if isinstance(result, Replay):
-        return result.steps[-1].recent_start_index if result.steps else None
-    return result.recent_start_index
 
 
 def usage_figure(result: Result, original: Sequence[Message], *, height: int = 430) -> Any:
@@ -122,7 +116,7 @@ def usage_figure(result: Result, original: Sequence[Message], *, height: int = 4
     })
     shapes: list[dict[str, Any]] = []
     annotations: list[dict[str, Any]] = []
-    start = _window_start(result)
+    start = window_start(result)
     if start is not None and n:
         shapes = [
             {"type": "rect", "xref": "x", "yref": "paper", "x0": start - 0.5, "x1": right, "y0": 0, "y1": 1,

@@ -234,6 +234,19 @@ def cleared_counter(counter: TokenCounter, placeholder: str) -> Callable[[Sequen
     return custom
 
 
+def counts_after(
+    counts: tuple[int, ...], seen: Sequence[Message], cleared: Sequence[int], config: ClearToolResultConfig
+) -> tuple[int, ...]:
+    """Token counts once the listed messages hold the placeholder."""
+    if not cleared:
+        return counts
+    after = list(counts)
+    counter = get_counter(config.token_counter)
+    for i, n in zip(cleared, cleared_counter(counter, config.placeholder)(seen, cleared)):
+        after[i] = n
+    return tuple(after)
+
+
 def cleared_copy(message: Message, placeholder: str) -> Message:
     """The message holding the placeholder; memoised, so clearing the same message again
     (a slider move, the next replay step) costs nothing."""
@@ -312,14 +325,7 @@ class Reduction:
     @cached_property
     def token_counts_after(self) -> tuple[int, ...]:
         """Tokens of each output message."""
-        if not self.cleared_indices:
-            return self.token_counts
-        after = list(self.token_counts)
-        counter = get_counter(self.config.token_counter)
-        counts = cleared_counter(counter, self.config.placeholder)(self._seen, self.cleared_indices)
-        for i, n in zip(self.cleared_indices, counts):
-            after[i] = n
-        return tuple(after)
+        return counts_after(self.token_counts, self._seen, self.cleared_indices, self.config)
 
     @property
     def tokens_before(self) -> int:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigError, CounterUnavailableError
-from .model import Message
+from .model import Message, utf8_len
 
 __all__ = [
     "DEFAULT_COUNTER",
@@ -66,13 +66,6 @@ _ENCODING_NOTES = {
     "gpt2": "GPT-2",
 }
 _PROBE_TIMEOUT_S = 15.0
-
-
-def utf8_len(text: str) -> int:
-    """UTF-8 byte length, as Go counts it (a lone surrogate is 3 bytes, like U+FFFD)."""
-    if text.isascii():
-        return len(text)
-    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def eino_tokens(message: Message) -> int:

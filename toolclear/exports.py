@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import csv
 import io
-import json
-import re
 import zipfile
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from .formats._doc import JsonStyle
 from .model import Message
 from .offload import LocalDirBackend, MemoryBackend, OffloadRecord, StorageBackend
 from .report import ROW_FIELDS
@@ -17,15 +16,13 @@ from .report import ROW_FIELDS
 __all__ = ["eino_json", "json_bytes", "offloaded_zip", "report_csv", "report_json"]
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_PRETTY = JsonStyle(indent=2, item_sep=",", key_sep=": ", ensure_ascii=False)
 
 
-def json_bytes(value: Any, *, indent: int | None = 2) -> bytes:
-    """UTF-8 JSON, non-ASCII kept as is; a lone surrogate (which UTF-8 cannot hold) is
-    kept as its escape, so the value reads back exactly."""
-    text = json.dumps(value, ensure_ascii=False, indent=indent)
-    text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-    return (text + "\n").encode("utf-8")
+def json_bytes(value: Any) -> bytes:
+    """UTF-8 JSON, indented, non-ASCII kept as is; a lone surrogate (which UTF-8 cannot
+    hold) is kept as its escape, so the value reads back exactly."""
+    return (_PRETTY.dumps(value) + "\n").encode("utf-8")
 
 
 def eino_json(messages: Sequence[Message]) -> bytes:

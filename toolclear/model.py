@@ -60,6 +60,13 @@ def _str_field(d: Mapping[str, Any], key: str, path: str, *, null_ok: bool = Tru
     return value
 
 
+def utf8_len(text: str) -> int:
+    """UTF-8 byte length, as Go counts it (a lone surrogate is 3 bytes, like U+FFFD)."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
 def json_type(value: Any) -> str:
     """'a number', 'an object', ...: how error messages name a JSON value's type."""
     if value is None:
@@ -265,9 +272,9 @@ class Transcript:
         sees (divide by 4 for its tokens). A size hint for picking conversations."""
         total = 0
         for m in self.messages:
-            total += len(m.content.encode("utf-8", "surrogatepass"))
+            total += utf8_len(m.content)
             for c in m.tool_calls:
-                total += len(c.arguments.encode("utf-8", "surrogatepass"))
+                total += utf8_len(c.arguments)
         return total
 
     @property

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from .counters import DEFAULT_COUNTER, TokenCounter, count_tokens, get_counter
+from .counters import DEFAULT_COUNTER, TokenCounter, count_tokens, get_counter, utf8_len
 from .errors import ConfigError, OffloadError
 from .model import Message
 
@@ -332,7 +332,7 @@ def offload_messages(
                 offloaded=done.offloaded,
                 path=done.path,
                 tokens=done.token_count,
-                bytes=len(m.content.encode("utf-8", "surrogatepass")),
+                bytes=utf8_len(m.content),
                 error=done.error,
                 original=m,
             )

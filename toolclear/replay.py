@@ -21,7 +21,14 @@ from itertools import accumulate
 from typing import NamedTuple
 
 from ._gc import paused_gc
-from .clearing import ClearToolResultConfig, SequenceIndex, cleared_counter, sequence_index, statuses_of
+from .clearing import (
+    ClearToolResultConfig,
+    SequenceIndex,
+    cleared_counter,
+    counts_after,
+    sequence_index,
+    statuses_of,
+)
 from .counters import count_tokens, get_counter
 from .model import Message, MessageStatus
 from .offload import OffloadRecord, StorageBackend, ToolResultOffloadingConfig, offload_messages
@@ -81,14 +88,7 @@ class Replay:
 
     @cached_property
     def token_counts_after(self) -> tuple[int, ...]:
-        cleared = self.cleared_indices
-        if not cleared:
-            return self.token_counts
-        after = list(self.token_counts)
-        counter = get_counter(self.config.token_counter)
-        for i, n in zip(cleared, cleared_counter(counter, self.config.placeholder)(self._seen, cleared)):
-            after[i] = n
-        return tuple(after)
+        return counts_after(self.token_counts, self._seen, self.cleared_indices, self.config)
 
     @property
     def cache_breaks(self) -> int:

@@ -27,6 +27,7 @@ __all__ = [
     "settings_dict",
     "summary_dict",
     "tool_summary",
+    "window_start",
 ]
 
 Result = Reduction | Replay
@@ -61,7 +62,8 @@ def preview(text: str, limit: int = 80) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def _window_start(result: Result) -> int | None:
+def window_start(result: Result) -> int | None:
+    """Where the protected window starts (of the final step, for a replay)."""
     if isinstance(result, Replay):
         return result.steps[-1].recent_start_index if result.steps else None
     return result.recent_start_index
@@ -79,7 +81,7 @@ def _static(m: Message) -> tuple[str, str, str, str]:
 def message_table(result: Result, transcript: Transcript | None = None) -> dict[str, list[Any]]:
     """The per-message report as columns (``ROW_FIELDS``): cheap to build for a table."""
     n = len(result.messages)
-    start = _window_start(result)
+    start = window_start(result)
     originals = transcript.messages if transcript is not None else result.messages
     origins = list(transcript.origins) if transcript is not None and len(transcript.origins) == n else [""] * n
     static = [_static(m) for m in originals]
@@ -151,7 +153,7 @@ def summary_dict(result: Result) -> dict[str, Any]:
         "saved_percent": round(100.0 * (before - after) / before, 2) if before else 0.0,
         "cleared": statuses.get(str(MessageStatus.CLEARED), 0),
         "status_counts": dict(sorted(statuses.items())),
-        "recent_start_index": _window_start(result),
+        "recent_start_index": window_start(result),
     }
     if isinstance(result, Replay):
         out.update(

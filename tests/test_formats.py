@@ -134,11 +134,34 @@ def test_claude_code_merges_split_replies_and_clears_tool_use_result() -> None:
     assert len(calls) == len(results) == 14
     assert {c.id for c in calls} == {m.tool_call_id for m in results}
     r = tc.reduce_by_tokens(t.messages, ClearToolResultConfig(tool_result_token_threshold=100, keep_recent_tokens=100))
+    original = path.read_text().split("\n")
     out = tc.dump(t, r.messages).decode().split("\n")
     for i in r.cleared_indices:
-        line = json.loads(out[int(t.origins[i].split()[1].rstrip(":")) - 1])
-        assert line["toolUseResult"] == r.config.placeholder
+        n = int(t.origins[i].split()[1].rstrip(":")) - 1
+        line, before = json.loads(out[n]), json.loads(original[n])
         assert [b["content"] for b in line["message"]["content"] if b.get("type") == "tool_result"] == [r.config.placeholder]
+        _assert_same_types_result_text_cleared(before["toolUseResult"], line["toolUseResult"], r.config.placeholder)
+
+
+def _assert_same_types_result_text_cleared(before, after, placeholder) -> None:
+    """toolUseResult keeps its shape and every field's type; long texts become the placeholder."""
+    if isinstance(before, dict):
+        assert isinstance(after, dict) and before.keys() == after.keys()
+        for k in before:
+            if k in ("filePath", "type", "mode", "status"):
+                assert after[k] == before[k]
+            _assert_same_types_result_text_cleared(before[k], after[k], placeholder)
+    elif isinstance(before, list):
+        assert isinstance(after, list) and len(before) == len(after)
+        for x, y in zip(before, after):
+            _assert_same_types_result_text_cleared(x, y, placeholder)
+    elif isinstance(before, str):
+        assert isinstance(after, str)
+        assert after == before or after == placeholder
+        if len(before) >= 80 or "\n" in before:
+            assert after == placeholder
+    else:
+        assert after == before
 
 
 def test_claude_code_compaction_keeps_the_whole_run() -> None:
@@ -216,19 +239,19 @@ def test_eino_and_openai_are_told_apart() -> None:
             {"role": "tool", "content": "r", "tool_call_id": "c", "tool_name": "f"}]
     openai = [{"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
               {"role": "tool", "content": [{"type": "text", "text": "r"}], "tool_call_id": "c"}]
-    assert tc.load(json.dumps(eino)).format == "eino"
-    t = tc.load(json.dumps(openai))
+    assert tc.load(text=json.dumps(eino)).format == "eino"
+    t = tc.load(text=json.dumps(openai))
     assert t.format == "openai" and t.messages[1].tool_name == "f" and t.messages[1].content == "r"
-    assert tc.load(json.dumps({"model": "gpt-4o", "messages": openai})).format == "openai"
+    assert tc.load(text=json.dumps({"model": "gpt-4o", "messages": openai})).format == "openai"
     jsonl = "\n".join(json.dumps(m) for m in eino) + "\n"
-    assert tc.load(jsonl).format == "eino"
-    assert tc.load(json.dumps(eino), format="openai").format == "openai"
+    assert tc.load(text=jsonl).format == "eino"
+    assert tc.load(text=json.dumps(eino), format="openai").format == "openai"
 
 
 def test_fine_tuning_jsonl_is_one_conversation_per_line() -> None:
     lines = [json.dumps({"messages": [{"role": "user", "content": f"q{i}"}, {"role": "assistant", "content": "a"}]})
              for i in range(3)]
-    ts = tc.load_all("\n".join(lines) + "\n")
+    ts = tc.load_all(text="\n".join(lines) + "\n")
     assert [t.id for t in ts] == ["line 1", "line 2", "line 3"]
 
 

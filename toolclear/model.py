@@ -7,6 +7,7 @@ fields unchanged; eino omits empty strings, so a missing optional string means "
 
 from __future__ import annotations
 
+import copy
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -20,6 +21,7 @@ __all__ = [
     "Role",
     "ToolCall",
     "Transcript",
+    "Usage",
 ]
 
 
@@ -85,6 +87,42 @@ def json_type(value: Any) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class Usage:
+    """What one model call cost, as the log recorded it (never counted as message text).
+
+    Token counts follow Anthropic's split, which the other providers map onto:
+    ``input_tokens`` is the uncached prompt, ``cache_write_tokens`` what was written to
+    the prompt cache, ``cache_read_tokens`` what was read from it; the whole prompt is
+    their sum (``prompt_tokens``). ``source`` names the log field it came from.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_read_tokens: int = 0
+    reasoning_tokens: int = 0
+    model: str = ""
+    timestamp: str = ""
+    source: str = ""
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self.input_tokens + self.cache_write_tokens + self.cache_read_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
+            self.model if self.model == other.model else "",
+            "",
+            self.source if self.source == other.source else "",
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCall:
     """One tool call of an assistant message: ``{id, type, function: {name, arguments}}``."""
 
@@ -127,7 +165,7 @@ class ToolCall:
             out["function"] = fn
             return out
         base = ToolCall.from_dict(self._raw)
-        out = dict(self._raw)
+        out = copy.deepcopy(dict(self._raw))
         if self.id != base.id:
             out["id"] = self.id
         if self.type != base.type:
@@ -157,6 +195,8 @@ class Message:
     tool_call_id: str = ""
     tool_name: str = ""
     name: str = ""
+    usage: Usage | None = field(default=None, compare=False, repr=False)
+    """What the model call that produced this (assistant) message cost, if recorded."""
     _raw: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
     _memo: dict[Any, Any] = field(
         default_factory=dict, init=False, compare=False, repr=False
@@ -183,6 +223,7 @@ class Message:
         setattr_(new, "tool_call_id", self.tool_call_id)
         setattr_(new, "tool_name", self.tool_name)
         setattr_(new, "name", self.name)
+        setattr_(new, "usage", self.usage)
         setattr_(new, "_raw", self._raw)
         setattr_(new, "_memo", {})
         return new
@@ -231,7 +272,7 @@ class Message:
                 out["name"] = self.name
             return out
         base = Message.from_dict(self._raw)
-        out = dict(self._raw)
+        out = copy.deepcopy(dict(self._raw))  # the caller may change it; the source never does
         for key in ("role", "content", "tool_call_id", "tool_name", "name"):
             if getattr(self, key) != getattr(base, key):
                 out[key] = getattr(self, key)

@@ -139,10 +139,26 @@ def _detect(doc: Document) -> FormatReader:
     raise TranscriptError(f"not a transcript format toolclear knows: {_describe(doc)}", format="auto")
 
 
-def load_all(source: Source, format: str = "auto", *, name: str | None = None) -> list[Transcript]:
-    """Every conversation in a file: a list of one for a single conversation."""
-    label, data = read_source(source, name)
-    fmt = "auto" if format in (None, "", "auto") else format
+def _format_arg(format: object) -> str:
+    if format is None or format == "":
+        return "auto"
+    if not isinstance(format, str):
+        raise TranscriptError(
+            f"format must be a format name (a str), got {type(format).__name__}; "
+            f"known formats: auto, {', '.join(format_names())}"
+        )
+    return "auto" if _normalise(format) == "auto" else format
+
+
+def load_all(
+    source: Source = None, format: str = "auto", *, name: str | None = None, text: str | None = None
+) -> list[Transcript]:
+    """Every conversation in a file: a list of one for a single conversation.
+
+    ``source`` is a path (``str`` or ``Path``: always a path), bytes or a binary file;
+    pass transcript text as ``text=``."""
+    fmt = _format_arg(format)
+    label, data = read_source(source, name, text=text)
     reader: FormatReader | None = None
     try:
         reader = None if fmt == "auto" else _reader(fmt)
@@ -171,9 +187,11 @@ def load_all(source: Source, format: str = "auto", *, name: str | None = None) -
     return transcripts
 
 
-def load(source: Source, format: str = "auto", *, name: str | None = None) -> Transcript:
+def load(
+    source: Source = None, format: str = "auto", *, name: str | None = None, text: str | None = None
+) -> Transcript:
     """The one conversation in a file (Claude Code: the main one, without sidechains)."""
-    transcripts = load_all(source, format, name=name)
+    transcripts = load_all(source, format, name=name, text=text)
     if len(transcripts) > 1 and not _reader(transcripts[0].format).first_is_primary:
         ids = ", ".join(t.id for t in transcripts[:3])
         raise TranscriptError(

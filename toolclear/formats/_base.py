@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from ..errors import TranscriptError
-from ..model import Message, ToolCall, Transcript, json_type
+from ..model import Message, ToolCall, Transcript, Usage, json_type
 from ._doc import Document, Path, render_path
 
 __all__ = [
@@ -148,6 +148,10 @@ class Builder:
             role=old.role, content=text, tool_calls=old.tool_calls + tuple(calls), name=old.name
         )
         self.slots[index] = ()
+
+    def set_usage(self, index: int, usage: Usage) -> None:
+        """Attach what the model call that produced message ``index`` cost."""
+        self.messages[index] = replace(self.messages[index], usage=usage)
 
     def tool_name_for(self, call_id: str) -> str:
         """The name of the most recent call with this id ("" if none)."""

@@ -1,13 +1,10 @@
 """Parsed documents: decoding, JSON / JSON Lines / YAML parsing, lossless writing.
 
 A ``Document`` keeps the exact bytes it was read from. Writing back applies edits
-(path -> new value) copy-on-write, so the parsed value is never mutated, and:
-
-* with no edits, the original bytes come back unchanged;
-* for JSON Lines only the edited lines are serialised again (in the style each line
-  was written in); every other line is byte-identical;
-* for a JSON document the output uses the indentation, separators and escaping the
-  file was written with, so untouched parts read the same.
+(path -> new value) by splicing: the new value's text replaces exactly the characters
+of the old value (see ``_splice``), so with no edits the original bytes come back, and
+with edits every character outside the edited values is unchanged. The parsed value is
+never mutated.
 """
 
 from __future__ import annotations
@@ -20,13 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import TranscriptError
+from ._splice import json_spans, render_yaml, splice, yaml_spans
 
 __all__ = [
     "BadLine",
     "Document",
     "JsonStyle",
     "Path",
-    "apply_edits",
     "decode",
     "parse",
     "render_path",
@@ -162,27 +159,6 @@ class JsonStyle:
         go = any(s in body[:65536] for s in ("\\u003c", "\\u003e", "\\u0026"))
         return cls(indent, item_sep, key_sep, ensure_ascii, go)
 
-    @classmethod
-    def fit(cls, value: Any, text: str) -> JsonStyle:
-        """The style that writes ``value`` exactly as ``text`` is written, trying the
-        guess first and then its neighbours; the guess when none fits."""
-        guess = cls.detect(text)
-        body = text.strip()
-        seps = [(guess.item_sep, guess.key_sep)] if guess.indent is not None else [
-            (guess.item_sep, guess.key_sep), (",", ":"), (", ", ": "), (",", ": "), (", ", ":")
-        ]
-        seen = set()
-        for item_sep, key_sep in seps:
-            for ascii_ in (guess.ensure_ascii, not guess.ensure_ascii):
-                for go in (guess.go_escapes, not guess.go_escapes):
-                    style = cls(guess.indent, item_sep, key_sep, ascii_, go)
-                    if style in seen:
-                        continue
-                    seen.add(style)
-                    if style.dumps(value) == body:
-                        return style
-        return guess
-
 
 @dataclass(eq=False)
 class Document:
@@ -201,7 +177,7 @@ class Document:
     _lines: list[str] | None = None  # JSON Lines read from decoded text (non-UTF-8 files)
     _offsets: list[int] | None = None  # JSON Lines read from UTF-8 bytes: where each line starts
     _text: str | None = None
-    _style: JsonStyle | None = None
+    _node: Any = None  # YAML: the composed node tree, for byte-exact write-back
 
     @property
     def text(self) -> str:
@@ -243,16 +219,20 @@ class Document:
             if rec is not None and not isinstance(rec, BadLine):
                 yield i, rec
 
+    def _spliced(self, text: str, value: Any, edits: Mapping[Path, Any], where: str) -> str:
+        """``text`` (the JSON of ``value``) with only the edited values' characters replaced."""
+        spans = json_spans(text, edits)
+        if spans is None:  # not found where the parsed value says: never write a guess
+            raise TranscriptError("cannot find the edited value in the original text", where=where)
+        style = JsonStyle.detect(text)
+        return splice(text, spans, lambda new, _old: style.dumps(new))
+
     def _new_line(self, i: int, sub: Mapping[Path, Any]) -> str:
-        raw = self.line(i)
-        body = raw.rstrip("\r")
-        ending = raw[len(body) :]
-        lead = body[: len(body) - len(body.lstrip())]
-        style = JsonStyle.fit(self.value[i], body)
-        return lead + style.dumps(apply_edits(self.value[i], sub)) + ending
+        return self._spliced(self.line(i), self.value[i], sub, f"line {i + 1}")
 
     def write(self, edits: Mapping[Path, Any]) -> bytes:
-        """The document with ``edits`` applied, in its own encoding and style."""
+        """The document with ``edits`` applied: the new values' text spliced into the
+        original, every other character unchanged, in the file's own encoding."""
         if not edits:
             return self.data
         if self.kind == "jsonl":
@@ -260,7 +240,7 @@ class Document:
             for path, value in edits.items():
                 by_line[path[0]][path[1:]] = value
             if self._offsets is not None:
-                # copy the untouched bytes, write only the changed lines
+                # copy the untouched bytes, splice only the changed lines
                 body_start = len(self.bom)
                 parts: list[bytes] = [self.data[:body_start]]
                 done = body_start
@@ -278,44 +258,18 @@ class Document:
                 out[i] = self._new_line(i, sub)
             text = "\n".join(out)
         elif self.kind == "yaml":
-            import yaml
-
-            text = yaml.safe_dump(
-                apply_edits(self.value, edits), sort_keys=False, allow_unicode=True, width=1 << 30
-            )
+            text = self._write_yaml(edits)
         else:
-            full = self.text
-            if self._style is None:
-                # checking every candidate style means writing the whole document each
-                # time: worth it below a few MB, the first-lines guess is used above
-                self._style = JsonStyle.fit(self.value, full) if len(full) < 8_000_000 else JsonStyle.detect(full)
-            stripped = full.strip()
-            start = full.find(stripped[:1]) if stripped else 0
-            lead = full[:start]
-            trail = full[start + len(stripped) :]
-            text = lead + self._style.dumps(apply_edits(self.value, edits)) + trail
+            text = self._spliced(self.text, self.value, edits, "$")
         return self.bom + text.encode(self.codec, "surrogatepass")
 
+    def _write_yaml(self, edits: Mapping[Path, Any]) -> str:
+        from yaml.constructor import SafeConstructor
 
-def apply_edits(root: Any, edits: Mapping[Path, Any]) -> Any:
-    """A copy of ``root`` with each path set to its value; only containers on an
-    edited path are copied, the rest is shared (and never mutated)."""
-    if () in edits:
-        return edits[()]
-    groups: dict[Any, dict[Path, Any]] = defaultdict(dict)
-    for path, value in edits.items():
-        groups[path[0]][path[1:]] = value
-    if isinstance(root, list):
-        new_list = list(root)
-        for key, sub in groups.items():
-            new_list[key] = apply_edits(root[key], sub)
-        return new_list
-    if isinstance(root, dict):
-        new_dict = dict(root)
-        for key, sub in groups.items():
-            new_dict[key] = apply_edits(root.get(key), sub)
-        return new_dict
-    raise TypeError(f"cannot edit inside {type(root).__name__}")
+        spans = yaml_spans(self._node, edits, SafeConstructor())
+        if spans is None:
+            raise TranscriptError("cannot find the edited value in the original YAML")
+        return splice(self.text, spans, render_yaml)
 
 
 def _json_error(exc: json.JSONDecodeError) -> TranscriptError:
@@ -448,19 +402,98 @@ def parse(data: bytes) -> Document:
                 lines, records = parsed_text
                 return Document("jsonl", records, data, codec, bom, _lines=lines, _text=text)
         if stripped[0] not in "[{":
-            value = _try_yaml(text)
-            if isinstance(value, dict):
-                return Document("yaml", value, data, codec, bom, _text=text)
+            parsed_yaml = _try_yaml(text)
+            if parsed_yaml is not None and isinstance(parsed_yaml[1], dict):
+                node, value = parsed_yaml
+                return Document("yaml", value, data, codec, bom, _text=text, _node=node)
         raise first_error from None
     return Document("json", value, data, codec, bom, _text=text)
 
 
-def _try_yaml(text: str) -> Any:
+_YAML_HEAD = re.compile(r"^(%YAML|---|[A-Za-z_][\w-]*:(\s|$))", re.M)
+YAML_EXPANSION_LIMIT = 4
+"""How many times its own size a YAML file may grow through aliases: the values a
+cassette repeats with ``*id001`` are small; a 'billion laughs' file grows without end."""
+
+
+def _expanded_size(root: Any, limit: int) -> int:
+    """Nodes plus scalar characters of the YAML tree with every alias expanded, counted
+    without expanding (each node once, memoised); stops past ``limit``. A node that
+    contains itself is refused."""
+    import yaml
+
+    size: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            if isinstance(node, yaml.MappingNode):
+                total = 1 + sum(size[id(k)] + size[id(v)] for k, v in node.value)
+            elif isinstance(node, yaml.SequenceNode):
+                total = 1 + sum(size[id(v)] for v in node.value)
+            else:
+                total = 1 + len(node.value)
+            size[key] = total
+            if total > limit:
+                return total
+            continue
+        if key in size:
+            continue
+        if key in on_path:
+            raise TranscriptError("a YAML alias refers to a value that contains it (a cycle); "
+                                  "toolclear does not read self-referencing YAML")
+        on_path.add(key)
+        stack.append((node, True))
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                stack.append((k, False))
+                stack.append((v, False))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((v, False) for v in node.value)
+    return size.get(id(root), 0)
+
+
+def _try_yaml(text: str) -> tuple[Any, Any] | None:
+    """(composed node, value) of a YAML document, None when it is not YAML. Aliases are
+    measured before anything is built: one whose expansion would grow the document past
+    ``YAML_EXPANSION_LIMIT`` times its size is refused."""
     try:
         import yaml
     except ImportError:
+        if _YAML_HEAD.search(text[:4096]):
+            raise TranscriptError(
+                "looks like YAML (an API cassette?); reading YAML needs PyYAML: "
+                "pip install 'toolclear[yaml]' (or pip install PyYAML)"
+            ) from None
+        return None
+    loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        loader = loader_cls(text)
+    except Exception:
         return None
     try:
-        return yaml.safe_load(text)
-    except Exception:  # any YAML error means "not YAML"; the JSON error is reported
-        return None
+        try:
+            node = loader.get_single_node()
+        except Exception:  # any YAML error means "not YAML"; the JSON error is reported
+            return None
+        if node is None:
+            return None
+        limit = YAML_EXPANSION_LIMIT * len(text) + 10_000
+        expanded = _expanded_size(node, limit)
+        if expanded > limit:
+            raise TranscriptError(
+                f"YAML aliases would expand this {len(text):,}-character file past {limit:,} values "
+                "and characters; toolclear refuses such alias expansion ('billion laughs')"
+            )
+        try:
+            value = loader.construct_document(node)
+        except RecursionError:
+            raise TranscriptError("YAML nested too deeply to read") from None
+        except Exception as exc:
+            raise TranscriptError(f"YAML that cannot be read: {' '.join(str(exc).split())[:200]}") from None
+        return node, value
+    finally:
+        loader.dispose()

@@ -3,29 +3,33 @@
 One event per line. ``user`` and ``assistant`` events carry an Anthropic message in
 ``message``; they are linked by ``uuid`` / ``parentUuid`` (``logicalParentUuid`` across
 a compaction). toolclear rebuilds the main conversation the model saw by walking back
-from the last main-line message; subagent lines (``isSidechain: true``) form separate
+from the last main-line message and adding back the results of parallel tool calls,
+which sit on side branches of that path (see ``_main_line``); subagent lines (``isSidechain: true``) form separate
 conversations, one per subagent run. An assistant reply split over several lines (same
 ``message.id``) becomes one message with all its tool calls.
 
 On export, a cleared result is replaced in its ``tool_result`` block and in the line's
-``toolUseResult`` (Claude Code's copy of the same result), so no copy survives. Every
+``toolUseResult`` (Claude Code's copy of the same result: its string, or the result
+text inside its object, so each field keeps its type), so no copy survives. Every
 other line, including unknown event types and lines that are not JSON, is kept
 byte for byte.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from ..model import Message, Transcript
+from ..model import Message, Transcript, Usage
 from ._base import Builder, FormatReader, json_type, str_or_none
 from ._doc import BadLine, Document
 from .chat import read_anthropic_blocks
 
 __all__ = ["ClaudeCodeFormat"]
 
-_EVENT_TYPES = frozenset(
+_KNOWN_TYPES = frozenset(
     {
         "user",
         "assistant",
@@ -35,19 +39,83 @@ _EVENT_TYPES = frozenset(
         "file-history-snapshot",
         "queue-operation",
         "pr-link",
+        "attachment",
+        "permission-mode",
+        "mode",
+        "ai-title",
+        "custom-title",
+        "tag",
+        "agent-name",
     }
+)
+"""Line types seen in Claude Code logs; others are kept byte for byte and named in a note."""
+
+_RESULT_TEXT_MIN = 80
+_ID_KEYS = frozenset(
+    {"filePath", "file_path", "path", "url", "type", "mode", "status", "agentId", "taskId", "shellId",
+     "id", "task_id", "task_type", "description", "subject", "query", "command", "codeText",
+     "retrieval_status", "outputFile", "backgroundTaskId", "timestamp", "service_tier", "prompt"}
 )
 
 
-def _is_event(rec: Any) -> bool:
-    return isinstance(rec, dict) and str_or_none(rec.get("type")) in _EVENT_TYPES and "payload" not in rec
-
-
 def _message_event(rec: Any) -> bool:
+    """A user or assistant line of a Claude Code session, whatever its version and
+    whatever other line types the file holds."""
     return (
         isinstance(rec, dict)
         and rec.get("type") in ("user", "assistant")
-        and isinstance(rec.get("message"), dict)
+        and ("uuid" in rec or "sessionId" in rec or "parentUuid" in rec)
+        and "payload" not in rec
+    )
+
+
+def _result_text_paths(value: Any, path: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    """Where a ``toolUseResult`` holds the result's text: its string, or the long
+    (or multi-line) strings inside it that are not names, paths or ids. Only those are
+    replaced on export, so every field keeps its type for Claude Code's own readers."""
+    if isinstance(value, str):
+        return [path]
+    out: list[tuple[Any, ...]] = []
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(value, path)]
+    while stack:
+        node, at = stack.pop()
+        if isinstance(node, dict):
+            for key, child in node.items():
+                if key in _ID_KEYS and isinstance(child, str):
+                    continue
+                if isinstance(child, str):
+                    if len(child) >= _RESULT_TEXT_MIN or "\n" in child:
+                        out.append(at + (key,))
+                elif isinstance(child, (dict, list)) and key != "usage":
+                    stack.append((child, at + (key,)))
+        elif isinstance(node, list):
+            for j, child in enumerate(node):
+                if isinstance(child, str):
+                    if len(child) >= _RESULT_TEXT_MIN or "\n" in child:
+                        out.append(at + (j,))
+                elif isinstance(child, (dict, list)):
+                    stack.append((child, at + (j,)))
+    return sorted(out, key=lambda p: [str(k) for k in p])
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def read_usage(rec: dict[str, Any]) -> Usage | None:
+    """An assistant line's ``message.usage`` (Anthropic's fields) as a ``Usage``."""
+    msg = rec.get("message")
+    if not isinstance(msg, dict) or not isinstance(msg.get("usage"), dict):
+        return None
+    usage = msg["usage"]
+    return Usage(
+        input_tokens=_int(usage.get("input_tokens")),
+        output_tokens=_int(usage.get("output_tokens")),
+        cache_write_tokens=_int(usage.get("cache_creation_input_tokens")),
+        cache_read_tokens=_int(usage.get("cache_read_input_tokens")),
+        model=str_or_none(msg.get("model")) or "",
+        timestamp=str_or_none(rec.get("timestamp")) or "",
+        source="message.usage",
     )
 
 
@@ -55,23 +123,18 @@ class ClaudeCodeFormat(FormatReader):
     name = "claude-code"
     label = "Claude Code session log (JSON Lines)"
     aliases = ("claude", "claudecode", "claude-code-jsonl")
-    where_found = "~/.claude/projects/<project>/<session-id>.jsonl"
+    where_found = "~/.claude/projects/<project>/<session-id>.jsonl (and <session>/subagents/agent-*.jsonl)"
     tool_result = "each 'tool_result' block in a user line's message.content"
-    export_changes = "that block's content and the line's toolUseResult; other lines byte for byte"
+    export_changes = ("that block's content and the result text inside the line's toolUseResult "
+                      "(every field keeps its type); other lines byte for byte")
     first_is_primary = True
-    expects = "JSON Lines of Claude Code events (objects with 'type' user / assistant / ..., 'uuid' and 'message')"
+    expects = "JSON Lines of Claude Code events (objects with 'type' user / assistant, 'uuid' and 'message')"
 
     def sniff(self, doc: Document) -> bool:
         jl = doc.as_jsonl()
         if jl is None:
             return False
-        events = [r for _, r in jl.records() if isinstance(r, dict)]
-        if not events:
-            return False
-        claude = [r for r in events if _is_event(r)]
-        return bool(claude) and any(
-            _message_event(r) or "sessionId" in r or "leafUuid" in r for r in claude
-        ) and len(claude) * 2 >= len(events)
+        return any(_message_event(r) for _, r in jl.records())
 
     def read(self, doc: Document, source: str) -> list[Transcript]:
         jl = doc.as_jsonl()
@@ -80,7 +143,8 @@ class ClaudeCodeFormat(FormatReader):
         by_uuid: dict[str, int] = {}
         main: list[int] = []
         side: list[int] = []
-        unknown = compactions = 0
+        unknown: Counter[str] = Counter()
+        compactions = 0
         for i, rec in enumerate(jl.value):
             if rec is None:
                 continue
@@ -93,14 +157,15 @@ class ClaudeCodeFormat(FormatReader):
             uid = rec.get("uuid")
             if isinstance(uid, str):
                 by_uuid[uid] = i
-            if str_or_none(rec.get("type")) not in _EVENT_TYPES:
-                unknown += 1
+            kind = str_or_none(rec.get("type"))
+            if kind not in _KNOWN_TYPES:
+                unknown[kind if kind is not None else "(no type)"] += 1
             if rec.get("subtype") == "compact_boundary":
                 compactions += 1
-            if rec.get("type") in ("user", "assistant"):
+            if kind in ("user", "assistant"):
                 if not isinstance(rec.get("message"), dict):
                     warnings.append(
-                        f"line {i + 1}: a {rec.get('type')} event without a message object; kept as it is"
+                        f"line {i + 1}: a {kind} event without a message object; kept as it is"
                     )
                     continue
                 msg = rec["message"]
@@ -109,25 +174,29 @@ class ClaudeCodeFormat(FormatReader):
                     continue
                 (side if rec.get("isSidechain") is True else main).append(i)
 
-        main = self._active_branch(jl, main, by_uuid)
+        main = self._main_line(jl, main, by_uuid)
         groups = self._sidechains(jl, side, by_uuid)
 
         session = next(
             (jl.value[i].get("sessionId") for i in main if isinstance(jl.value[i].get("sessionId"), str)),
             None,
         )
-        out = [self._build(jl, main, source, id=session or "main", title="main conversation",
-                           warnings=warnings, unknown=unknown)]
-        if compactions:
-            out[0] = replace(out[0], notes=out[0].notes + (
-                f"Claude Code compacted this session {compactions} time(s); the messages from before "
-                "each compaction are included, so you see the whole run",))
+        out: list[Transcript] = []
+        if main or not groups:
+            out.append(self._build(jl, main, source, id=session or "main", title="main conversation",
+                                   warnings=warnings, unknown=unknown))
+            if compactions:
+                out[0] = replace(out[0], notes=out[0].notes + (
+                    f"Claude Code compacted this session {compactions} time(s); the messages from before "
+                    "each compaction are included, so you see the whole run",))
         for n, lines in enumerate(groups, start=1):
             first = jl.value[lines[0]]
             agent = first.get("agentId") if isinstance(first.get("agentId"), str) else None
+            lead = not out
             out.append(
                 self._build(jl, lines, source, id=f"sidechain-{n}" + (f"-{agent}" if agent else ""),
-                            title=f"subagent run {n}", warnings=[], unknown=0)
+                            title=f"subagent run {n}", warnings=warnings if lead else [],
+                            unknown=unknown if lead else Counter())
             )
         return out
 
@@ -138,11 +207,20 @@ class ClaudeCodeFormat(FormatReader):
             parent = rec.get("logicalParentUuid")
         return parent
 
-    def _active_branch(self, jl: Document, main: list[int], by_uuid: dict[str, int]) -> list[int]:
-        """The lines on the path from the last main-line message back to the root."""
+    def _main_line(self, jl: Document, main: list[int], by_uuid: dict[str, int]) -> list[int]:
+        """The lines the model saw on the way to the last main-line message.
+
+        The log is a tree: each line points to its parent. The path back from the last
+        message is the active branch, but parallel tool calls fork it: each result line
+        points to the line of *its* call, so the results of the other calls of the same
+        reply sit on side branches. Those are added back: every line whose parent is on
+        the path and that answers a call on the path, or continues a reply on it (same
+        message id), and so on from there. File order is the order the model saw them.
+        """
         linked = sum(1 for i in main if str_or_none(self._parent(jl.value[i])) in by_uuid)
         if not main or linked * 2 < len(main) - 1:
             return main  # (almost) no links: file order is all there is
+        main_set = set(main)
         on_path: set[int] = set()
         i: int | None = main[-1]
         while i is not None and i not in on_path:
@@ -152,30 +230,86 @@ class ClaudeCodeFormat(FormatReader):
             if nxt is None and isinstance(parent, str):
                 # a dangling link (e.g. a compaction whose parent was never written):
                 # carry on from the last main-line message before this line
-                before = [line for line in main if line < i and line not in on_path]
-                nxt = before[-1] if before else None
+                k = bisect_left(main, i) - 1
+                while k >= 0 and main[k] in on_path:
+                    k -= 1
+                nxt = main[k] if k >= 0 else None
             i = nxt
+        children: dict[int, list[int]] = {}
+        for j in main:
+            parent = self._parent(jl.value[j])
+            k = by_uuid.get(parent) if isinstance(parent, str) else None
+            if k is not None:
+                children.setdefault(k, []).append(j)
+        calls: set[str] = set()
+        replies: set[str] = set()
+        for j in on_path:
+            self._collect(jl.value[j], calls, replies)
+        queue = list(on_path)
+        while queue:
+            k = queue.pop()
+            for j in children.get(k, ()):
+                if j in on_path or j not in main_set:
+                    continue
+                if self._joins(jl.value[j], calls, replies):
+                    on_path.add(j)
+                    self._collect(jl.value[j], calls, replies)
+                    queue.append(j)
         kept = [i for i in main if i in on_path]
         return kept if kept else main
 
+    @staticmethod
+    def _collect(rec: dict[str, Any], calls: set[str], replies: set[str]) -> None:
+        if rec.get("type") != "assistant":
+            return
+        msg = rec["message"]
+        reply = str_or_none(msg.get("id"))
+        if reply:
+            replies.add(reply)
+        content = msg.get("content")
+        if isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    cid = str_or_none(block.get("id"))
+                    if cid:
+                        calls.add(cid)
+
+    @staticmethod
+    def _joins(rec: dict[str, Any], calls: set[str], replies: set[str]) -> bool:
+        """A side-branch line the model saw: a result of a call on the path, or more of a reply on it."""
+        msg = rec["message"]
+        if rec.get("type") == "assistant":
+            return str_or_none(msg.get("id")) in replies
+        content = msg.get("content")
+        return isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") == "tool_result" and str_or_none(b.get("tool_use_id")) in calls
+            for b in content
+        )
+
     def _sidechains(self, jl: Document, side: list[int], by_uuid: dict[str, int]) -> list[list[int]]:
+        """Subagent lines grouped by the first sidechain line of their chain (linear:
+        every line's root is memoised along the path that found it)."""
         groups: dict[int, list[int]] = {}
         root_of: dict[int, int] = {}
         for i in side:
-            j, seen = i, set()
-            while True:
+            path: list[int] = []
+            seen: set[int] = set()
+            j = i
+            while j not in root_of:
+                path.append(j)
                 seen.add(j)
                 parent = jl.value[j].get("parentUuid")
                 k = by_uuid.get(parent) if isinstance(parent, str) else None
                 if k is None or k in seen or jl.value[k].get("isSidechain") is not True:
-                    break
-                if k in root_of:
-                    j = root_of[k]
+                    root = j
                     break
                 j = k
-            root_of[i] = j
-            groups.setdefault(j, []).append(i)
-        return list(groups.values())
+            else:
+                root = root_of[j]
+            for p in path:
+                root_of[p] = root
+            groups.setdefault(root, []).append(i)
+        return [sorted(g) for g in groups.values()]
 
     def _build(
         self,
@@ -186,11 +320,12 @@ class ClaudeCodeFormat(FormatReader):
         id: str,
         title: str,
         warnings: list[str],
-        unknown: int,
+        unknown: Counter[str],
     ) -> Transcript:
         b = Builder(jl)
         b.warnings.extend(warnings)
         by_reply: dict[str, int] = {}
+        usages: dict[int, Usage] = {}
         merged = 0
         for i in lines:
             rec = jl.value[i]
@@ -211,16 +346,30 @@ class ClaudeCodeFormat(FormatReader):
                 read_anthropic_blocks(jl, role, content, cpath, extra, origin=(i,))
                 part = extra.messages[0]
                 b.extend_calls(index, part.tool_calls, part.content)
+                usage = read_usage(rec)
+                if usage is not None:  # each line of a split reply repeats it; the last is final
+                    usages[index] = usage
                 merged += 1
                 continue
             results = sum(1 for blk in content if isinstance(blk, dict) and blk.get("type") == "tool_result")
-            extra_slots = [(i, "toolUseResult")] if results == 1 and "toolUseResult" in rec else []
+            extra_slots: list[tuple[Any, ...]] = []
+            if results == 1 and "toolUseResult" in rec:
+                extra_slots = [(i, *p) for p in _result_text_paths(rec["toolUseResult"], ("toolUseResult",))]
             added = read_anthropic_blocks(jl, role, content, cpath, b, origin=(i,), extra_slots=extra_slots)
             if isinstance(reply, str) and added:
                 by_reply[reply] = added[0]
+            if role == "assistant" and added:
+                usage = read_usage(rec)
+                if usage is not None:
+                    usages[added[0]] = usage
         if merged:
             b.notes.append(f"{merged} assistant lines continuing an earlier reply were merged into it")
         if unknown:
-            b.notes.append(f"{unknown} lines of event types toolclear does not know are kept as they are")
+            kinds = ", ".join(f"'{k}' ({n})" for k, n in unknown.most_common(8))
+            more = f" and {len(unknown) - 8} more" if len(unknown) > 8 else ""
+            b.notes.append(f"{sum(unknown.values())} lines of types toolclear does not know ({kinds}{more}) "
+                           "are kept byte for byte")
+        for index, usage in usages.items():
+            b.set_usage(index, usage)
         b.notes.append("tool results are rewritten in message.content and in toolUseResult on export")
         return b.build(self.name, id=id, source=source, title=title, container="claude-code session")

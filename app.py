@@ -54,9 +54,18 @@ DEFAULTS = {
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&=\"'])")
 
 
+_AUTOLINK = re.compile(r"(?i)(?<=www)(?=\.)|(?<=:)(?=//)|(?=@)")
+_WORD_JOINER = "\u2060"
+
+
 def md(text: object) -> str:
-    """Escape every markdown and HTML character of untrusted text for st.markdown & co."""
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(safe(str(text)).split()))
+    """Escape every markdown and HTML character of untrusted text for st.markdown & co.
+
+    Escapes alone do not stop GitHub-flavoured autolinks (they are found in the text
+    after escapes are resolved), so an invisible word joiner goes into every ``www.``,
+    ``://`` and ``@``: a URL or e-mail address in a file name shows as text, not a link."""
+    flat = _AUTOLINK.sub(_WORD_JOINER, " ".join(safe(str(text)).split()))
+    return _MD_SPECIAL.sub(r"\\\1", flat)
 
 
 safe = report.display_text
@@ -466,7 +475,8 @@ def render_export(t: tc.Transcript, result: Any, config: tc.ClearToolResultConfi
     with go_tab:
         st.code(snippets.go_snippet(config, offloading), language="go")
     with py_tab:
-        st.code(snippets.python_snippet(config, offloading, path=stem, mode=mode), language="python")
+        st.code(snippets.python_snippet(config, offloading, path=stem, mode=mode,
+                                        conversation=t.id if t.container else None), language="python")
     with cli_tab:
         conv = t.id if t.container else None
         st.code(snippets.cli_command(config, offloading, path=stem, mode=mode, conversation=conv), language="bash")

@@ -1,11 +1,12 @@
 """All of toolclear's speed and memory figures, printed as one table.
 
     .venv/bin/python benchmarks/run.py              # everything (about 3 minutes)
-    .venv/bin/python benchmarks/run.py --no-browser --no-memory
+    .venv/bin/python benchmarks/run.py --no-browser --no-memory --no-bad
 
 Core on a generated 100,000-message run; loading the real corpus; the inspector's work
 on a 10,000-message transcript (split into parse, count, core, chart build) and a slider
-move end to end in a real browser; peak memory of loading a 200 MB JSON Lines file.
+move end to end in a real browser; peak memory of loading a 200 MB JSON Lines file; every bad input in its own process
+(<= 5 s and 512 MB each, ``bad_inputs.py``).
 """
 
 from __future__ import annotations
@@ -218,6 +219,10 @@ def main() -> None:
         rows += browser_10k(data, own)
     if "--no-memory" not in args:
         rows += memory()
+    if "--no-bad" not in args:
+        import bad_inputs
+
+        rows += bad_inputs.rows()
     width = max(len(r[0]) for r in rows)
     print(f"toolclear benchmarks ({os.cpu_count()} cores, Python {sys.version.split()[0]})\n")
     print(f"| {'what':<{width}} | {'measured':>22} | {'target':<12} |")

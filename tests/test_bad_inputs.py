@@ -104,7 +104,7 @@ def test_cli_process_never_shows_a_traceback(bad_dir, name) -> None:
 
 
 def _unescape(text: str) -> str:
-    return re.sub(r"\\(.)", r"\1", text)
+    return re.sub(r"\\(.)", r"\1", text).replace("\u2060", "")
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from hypothesis import strategies as st
 
 import toolclear as tc
 from toolclear import LocalDirBackend, MemoryBackend, Message, MessageStatus, ToolResultOffloadingConfig
+from toolclear.exports import offloaded_zip
 
 from .conftest import CORPUS, SAMPLES, hypothesis_examples
 
@@ -170,10 +173,22 @@ def test_custom_backend_protocol() -> None:
             self.seen.append((path, len(content)))
             return "s3://bucket" + path
 
+        def read(self, location: str) -> str:
+            return "x" * dict(self.seen)[location.removeprefix("s3://bucket")]
+
+        def list(self) -> list[str]:
+            return ["s3://bucket" + p for p, _ in self.seen]
+
     rec = Recorder()
     assert isinstance(rec, tc.StorageBackend)
     done = tc.offload(BIG, "id1", "t", SMALL_LIMIT, rec)
     assert rec.seen == [("/large_tool_result/id1", len(BIG))] and done.path == "s3://bucket/large_tool_result/id1"
+    records = tc.reduce_by_tokens(
+        [tc.Message("assistant", tool_calls=(tc.ToolCall("id2", "t"),)), tc.Message("tool", BIG, tool_call_id="id2")],
+        offloading=SMALL_LIMIT, backend=rec).offloads
+    with zipfile.ZipFile(io.BytesIO(offloaded_zip(records, rec))) as zf:  # the zip reads through the protocol
+        (name,) = zf.namelist()
+        assert name.startswith("offloaded/sha256-") and len(zf.read(name)) == len(BIG)
 
 
 def test_offload_config_validation() -> None:

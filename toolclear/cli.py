@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
+import signal
+import stat
 import sys
 import tempfile
+import threading
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,7 +34,7 @@ from .formats import dump_all, formats, load_all
 from .model import Transcript
 from .offload import DEFAULT_OFFLOADING_TOKEN_LIMIT, LocalDirBackend, ToolResultOffloadingConfig
 from .replay import replay
-from .report import report_dict, summary_dict, tool_summary
+from .report import display_text, report_dict, summary_dict, tool_summary
 
 __all__ = ["main"]
 
@@ -145,8 +149,21 @@ def _parser() -> _Parser:
 
 def _read_input(name: str) -> tuple[object, str | None]:
     if name == "-":
-        return sys.stdin.buffer.read(), "<stdin>"
+        return sys.stdin.buffer, "<stdin>"
     return name, None
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_text(text: str) -> str:
+    """Text from the input made safe for a terminal: control characters (escape
+    sequences, OSC 52 clipboard writes, bidi overrides, line breaks) become visible
+    escapes such as ``\\x1b``, so a crafted file name or error cannot paint or move
+    what the terminal shows."""
+    text = display_text(text)
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                        else f"\\u{ord(m.group()):04x}", text)
 
 
 def _select(transcripts: list[Transcript], wanted: str | None) -> list[Transcript]:
@@ -160,13 +177,94 @@ def _select(transcripts: list[Transcript], wanted: str | None) -> list[Transcrip
     return chosen
 
 
+def _same_file(a: str, b: str) -> bool:
+    try:
+        if os.path.exists(a) and os.path.exists(b):
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_outputs(inputs: Sequence[str], outputs: Sequence[tuple[str, str | None]]) -> None:
+    """Refuse an output that is an input, or the same file as another output: each
+    would overwrite what the command is still reading or has just written."""
+    named = [(flag, path) for flag, path in outputs if path not in (None, "-")]
+    for flag, path in named:
+        assert path is not None
+        for src in inputs:
+            if src != "-" and _same_file(src, path):
+                raise UsageError(f"{flag} {path} is the input file; write the output somewhere else")
+    for k, (flag, path) in enumerate(named):
+        for other_flag, other in named[k + 1 :]:
+            assert path is not None and other is not None
+            if _same_file(path, other):
+                raise UsageError(f"{flag} and {other_flag} are the same file ({path}); give each its own")
+
+
+class _Interrupts:
+    """Holds Ctrl-C back while a finished output is moved into place, so an output is
+    either not there or complete, and the exit message can say which."""
+
+    def __init__(self) -> None:
+        self.pending = False
+        self.written: list[str] = []
+
+    def __enter__(self) -> _Interrupts:
+        self._old = None
+        if threading.current_thread() is threading.main_thread():
+            self._old = signal.signal(signal.SIGINT, self._hold)
+        return self
+
+    def _hold(self, signum: int, frame: object) -> None:
+        self.pending = True
+
+    def __exit__(self, *exc: object) -> None:
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
+        if self.pending:
+            self.pending = False
+            raise KeyboardInterrupt
+
+
+_WRITTEN: list[str] = []
+"""Outputs completed by the running command (for the message when it is interrupted)."""
+
+
+def _new_mode(target: Path) -> int:
+    """The mode an output gets: the existing file's, else what the umask allows."""
+    try:
+        return stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
 def _write_output(path: str | None, data: bytes, stdout: IO[bytes]) -> None:
     if path is None or path == "-":
         stdout.write(data)
         stdout.flush()
         return
     target = Path(path)
+    try:
+        info = os.stat(target)
+    except OSError:
+        info = None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        if stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode):
+            # a terminal, /dev/null, a pipe: write into it, never replace the node
+            try:
+                with open(target, "wb") as fh:
+                    fh.write(data)
+            except OSError as exc:
+                raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+            _WRITTEN.append(path)
+            return
+        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        raise UsageError(f"cannot write {path}: it is {kind}")
     folder = target.parent if str(target.parent) else Path(".")
+    mode = _new_mode(target)
     try:
         fd, tmp = tempfile.mkstemp(prefix=".toolclear-", dir=folder)
     except OSError as exc:
@@ -174,16 +272,24 @@ def _write_output(path: str | None, data: bytes, stdout: IO[bytes]) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-        os.replace(tmp, target)
-    except OSError as exc:
+            os.fchmod(fh.fileno(), mode)
+        with _Interrupts():
+            os.replace(tmp, target)
+            _WRITTEN.append(path)
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+        if isinstance(exc, OSError):
+            raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise
 
 
 def _reduce(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
+    check_outputs([args.input], [("-o", args.output), ("--report", args.report)])
+    if args.report and args.output in (None, "-") and args.report == "-":
+        raise UsageError("-o and --report cannot both go to standard output")
     source, label = _read_input(args.input)
     transcripts = load_all(source, args.format, name=label)
     chosen = _select(transcripts, args.conversation)
@@ -203,7 +309,8 @@ def _reduce(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
             token_counter=args.counter,
         )
         backend = LocalDirBackend(args.offload_dir)
-    pairs, reports, cleared, failures = [], [], 0, 0
+    pairs, reports = [], []
+    cleared = failures = offloaded = saved = breaks = 0
     for t in chosen:
         if args.replay:
             result = replay(t.messages, config, offloading=offloading, backend=backend)
@@ -211,8 +318,12 @@ def _reduce(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
             result = reduce_by_tokens(t.messages, config, offloading=offloading, backend=backend)
         pairs.append((t, result.messages))
         cleared += len(result.cleared_indices)
+        summary = summary_dict(result)
+        saved += summary["tokens_saved"]
+        breaks += summary.get("cache_breaks", 0)
         if result.offloads:
             failures += sum(1 for r in result.offloads if r is not None and r.error)
+            offloaded += sum(1 for r in result.offloads if r is not None and r.offloaded)
         if args.report:
             reports.append(report_dict(result, t, offloading))
     data = dump_all(pairs)
@@ -223,8 +334,14 @@ def _reduce(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
     if failures:
         print(f"toolclear: warning: {failures} offload write(s) failed; those results were kept", file=stderr)
     if args.output:
+        parts = [f"{cleared} tool result(s) cleared"]
+        if offloading is not None:
+            parts.append(f"{offloaded} offloaded")
+        parts.append(f"{_fmt(saved)} tokens fewer in the final history")
+        if args.replay:
+            parts.append(f"{breaks} prompt-cache break(s)")
         print(
-            f"toolclear: {cleared} tool result(s) cleared in {len(chosen)} conversation(s); wrote {args.output}",
+            f"toolclear: {', '.join(parts)} in {len(chosen)} conversation(s); wrote {terminal_text(args.output)}",
             file=stderr,
         )
     return 0
@@ -293,7 +410,7 @@ def _inspect(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> in
             out.append(f"  note: {n}")
     if len(transcripts) > 20:
         out.append(f"\n... and {len(transcripts) - 20} more conversations (pick one with --conversation ID)")
-    stdout.write(("\n".join(out) + "\n").encode("utf-8", "replace"))
+    stdout.write(("\n".join(terminal_text(line) for line in out) + "\n").encode("utf-8", "replace"))
     stdout.flush()
     return 0
 
@@ -325,28 +442,29 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[bytes] | None = None, 
     out = stdout if stdout is not None else sys.stdout.buffer
     err = stderr if stderr is not None else sys.stderr
     parser = _parser()
+    _WRITTEN.clear()
     try:
         args = parser.parse_args(argv)
         if args.command is None:
             parser.print_help(sys.stdout)
             return 2
         return _COMMANDS[args.command](args, out, err)
-    except UsageError as exc:
-        print(f"toolclear: error: {exc}", file=err)
-        return 2
-    except ToolclearError as exc:
-        print(f"toolclear: error: {exc}", file=err)
+    except (UsageError, ToolclearError) as exc:
+        print(f"toolclear: error: {terminal_text(str(exc))}", file=err)
         return 2
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt:
-        print("toolclear: interrupted", file=err)
+        done = ", ".join(terminal_text(p) for p in _WRITTEN)
+        print(f"toolclear: interrupted; {'wrote ' + done + ' before that' if done else 'nothing was written'}",
+              file=err)
         return 130
     except MemoryError:
         print("toolclear: error: out of memory reading the input", file=err)
         return 2
     except Exception as exc:  # never a traceback: one line, and a distinct status
-        print(f"toolclear: internal error, please report it: {type(exc).__name__}: {exc}", file=err)
+        print(f"toolclear: internal error, please report it: {type(exc).__name__}: {terminal_text(str(exc))}",
+              file=err)
         return 1
 
 

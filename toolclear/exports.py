@@ -5,15 +5,16 @@ from __future__ import annotations
 import csv
 import io
 import zipfile
+from pathlib import Path
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .formats._doc import JsonStyle
 from .model import Message
-from .offload import LocalDirBackend, MemoryBackend, OffloadRecord, StorageBackend
+from .offload import LocalDirBackend, OffloadRecord, StorageBackend, storage_name
 from .report import ROW_FIELDS
 
-__all__ = ["eino_json", "json_bytes", "offloaded_zip", "report_csv", "report_json"]
+__all__ = ["csv_cell", "eino_json", "json_bytes", "offloaded_zip", "report_csv", "report_json"]
 
 
 _PRETTY = JsonStyle(indent=2, item_sep=",", key_sep=": ", ensure_ascii=False)
@@ -30,13 +31,27 @@ def eino_json(messages: Sequence[Message]) -> bytes:
     return json_bytes([m.to_dict() for m in messages])
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+
+
+def csv_cell(value: Any) -> Any:
+    """A cell a spreadsheet shows as text: text from the transcript that starts like a
+    formula (``=HYPERLINK(...)``, ``@SUM(...)``, ``+``, ``-``) gets a leading ``'``, the
+    usual defence against CSV formula injection; numbers stay numbers."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
 def report_csv(rows: Iterable[dict[str, Any]]) -> bytes:
     """The per-message report as CSV (one row per message, ``ROW_FIELDS`` as columns)."""
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(ROW_FIELDS), extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: "" if row.get(k) is None else row.get(k) for k in ROW_FIELDS})
+        writer.writerow({k: csv_cell(row.get(k)) for k in ROW_FIELDS})
     return buf.getvalue().encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode("utf-8")
 
 
@@ -44,9 +59,7 @@ def report_json(report: dict[str, Any]) -> bytes:
     return json_bytes(report)
 
 
-def _arcname(path: str, taken: set[str]) -> str:
-    parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".", "..")]
-    name = "/".join(parts) or "offloaded"
+def _unique(name: str, taken: set[str]) -> str:
     base, n = name, 1
     while name in taken:
         n += 1
@@ -58,24 +71,24 @@ def _arcname(path: str, taken: set[str]) -> str:
 def offloaded_zip(
     records: Iterable[OffloadRecord | None], backend: StorageBackend, transcript: tuple[str, bytes] | None = None
 ) -> bytes:
-    """A zip of every offloaded result (and, if given, the reduced transcript beside them)."""
+    """A zip of every offloaded result (and, if given, the reduced transcript beside
+    them). Entry names are the names the results get on disk (``storage_name``):
+    one-to-one and encodable, so no two results share an entry whatever their ids."""
     buf = io.BytesIO()
     taken: set[str] = set()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         if transcript is not None:
             name, data = transcript
-            zf.writestr(_arcname(name, taken), data)
+            plain = name.replace("\\", "/").rsplit("/", 1)[-1]
+            safe = plain if plain.isprintable() and plain not in ("", ".", "..") and plain.isascii() else "transcript"
+            zf.writestr(_unique(safe, taken), data)
         for r in records:
             if r is None or not r.offloaded or r.path is None:
                 continue
-            if isinstance(backend, MemoryBackend):
-                content = backend.files[r.path]
-            elif isinstance(backend, LocalDirBackend):
-                content = backend.read(r.path)
-            else:
-                raise TypeError(f"cannot read offloaded files back from {type(backend).__name__}")
-            path = r.path
+            content = backend.read(r.path)
             if isinstance(backend, LocalDirBackend):
-                path = str(r.path)[len(str(backend.root)) :]
-            zf.writestr(_arcname(path, taken), content.encode("utf-8", "surrogatepass"))
+                entry = Path(r.path).relative_to(backend.root).as_posix()
+            else:
+                entry = storage_name(r.path)
+            zf.writestr(_unique(entry, taken), content.encode("utf-8", "surrogatepass"))
     return buf.getvalue()

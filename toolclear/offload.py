@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -105,9 +106,15 @@ class ToolResultOffloadingConfig:
 
 @runtime_checkable
 class StorageBackend(Protocol):
-    """Where offloaded results go. ``write`` returns where the content really is."""
+    """Where offloaded results go. ``write`` returns where the content really is;
+    ``read`` gives back what was written there and ``list`` every location written
+    (exports read through them, whatever the backend)."""
 
     def write(self, path: str, content: str) -> str: ...
+
+    def read(self, location: str) -> str: ...
+
+    def list(self) -> list[str]: ...
 
 
 class MemoryBackend:
@@ -125,6 +132,15 @@ class MemoryBackend:
             target = f"{path}~{n}"
         self.files[target] = content
         return target
+
+    def read(self, location: str) -> str:
+        try:
+            return self.files[location]
+        except KeyError:
+            raise OffloadError(f"nothing was offloaded to {location!r}") from None
+
+    def list(self) -> list[str]:
+        return sorted(self.files)
 
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
@@ -146,6 +162,17 @@ def _safe_name(name: str) -> str:
     return "sha256-" + digest
 
 
+def storage_name(path: str) -> str:
+    """The relative file name a virtual offload path is stored under, on disk and in
+    zips: ``<dir>/<name>``, one-to-one and always encodable (see ``LocalDirBackend``)."""
+    parts = path.lstrip("/").split("/", 1)
+    if len(parts) == 2 and _SAFE_NAME.fullmatch(parts[0]) and _safe_name(parts[0]) == parts[0]:
+        folder, rest = parts
+    else:
+        folder, rest = "offloaded", path
+    return f"{folder}/{_safe_name(rest)}"
+
+
 class LocalDirBackend:
     """Writes offloaded results as files under ``root``.
 
@@ -163,12 +190,7 @@ class LocalDirBackend:
 
     def locate(self, path: str) -> Path:
         """The file a virtual path maps to (before de-duplication)."""
-        parts = path.lstrip("/").split("/", 1)
-        if len(parts) == 2 and _SAFE_NAME.fullmatch(parts[0]) and _safe_name(parts[0]) == parts[0]:
-            folder, rest = parts
-        else:
-            folder, rest = "offloaded", path
-        return self.root / folder / _safe_name(rest)
+        return self.root / storage_name(path)
 
     def write(self, path: str, content: str) -> str:
         data = content.encode("utf-8", "surrogatepass")
@@ -181,11 +203,16 @@ class LocalDirBackend:
                 raise OffloadError(f"refusing to write outside {self.root}: {folder} leads to {real}")
             target, n = base, 1
             while True:
-                if target.is_symlink():
-                    raise OffloadError(f"refusing to write through the symbolic link {target}")
-                if not target.exists():
+                try:
+                    info = os.lstat(target)
+                except FileNotFoundError:
                     break
-                if target.read_bytes() == data:
+                if stat.S_ISLNK(info.st_mode):
+                    raise OffloadError(f"refusing to write through the symbolic link {target}")
+                if not stat.S_ISREG(info.st_mode):
+                    # a FIFO or device planted here would block or swallow the write
+                    raise OffloadError(f"refusing to write over {target}: it is not a regular file")
+                if info.st_size == len(data) and _read_regular(target) == data:
                     return str(target)
                 n += 1
                 target = base.with_name(f"{base.name}~{n}")
@@ -201,7 +228,29 @@ class LocalDirBackend:
         real = Path(os.path.realpath(location))
         if self.root not in real.parents:
             raise OffloadError(f"{location} is not inside {self.root}")
-        return real.read_bytes().decode("utf-8", "surrogatepass")
+        try:
+            return _read_regular(real).decode("utf-8", "surrogatepass")
+        except OSError as exc:
+            raise OffloadError(f"could not read {location}: {exc.strerror or exc}") from exc
+
+
+    def list(self) -> list[str]:
+        """Every offloaded file under the root (temporary files of unfinished writes excluded)."""
+        if not self.root.is_dir():
+            return []
+        return sorted(
+            str(p) for p in self.root.rglob("*")
+            if p.is_file() and not p.is_symlink() and not p.name.startswith(".toolclear-")
+        )
+
+
+def _read_regular(path: Path) -> bytes:
+    """A regular file's bytes; opening never blocks (O_NONBLOCK) and anything else is refused."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise OffloadError(f"{path} is not a regular file")
+        return fh.read()
 
 
 def _atomic_write(target: Path, data: bytes) -> None:

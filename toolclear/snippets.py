@@ -6,7 +6,6 @@ the Go snippet then says so instead of silently meaning something else.
 
 from __future__ import annotations
 
-import json
 import shlex
 
 from .clearing import (
@@ -20,9 +19,30 @@ from .offload import ToolResultOffloadingConfig
 __all__ = ["cli_command", "go_snippet", "python_snippet"]
 
 
+_GO_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
 def _go_str(text: str) -> str:
-    # a JSON string is a valid Go interpreted string literal for everything JSON escapes
-    return json.dumps(text, ensure_ascii=True)
+    """A Go interpreted string literal, ASCII only: JSON's surrogate-pair escapes
+    (``\\ud83d\\ude00``) are invalid Go, so astral characters get ``\\U``; a lone
+    surrogate, which no Go string can hold, becomes U+FFFD as Go itself would."""
+    out = ['"']
+    for ch in text:
+        o = ord(ch)
+        if ch in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[ch])
+        elif 0x20 <= o < 0x7F:
+            out.append(ch)
+        elif o < 0x80:
+            out.append(f"\\x{o:02x}")
+        elif 0xD800 <= o <= 0xDFFF:
+            out.append("\\ufffd")
+        elif o < 0x10000:
+            out.append(f"\\u{o:04x}")
+        else:
+            out.append(f"\\U{o:08x}")
+    out.append('"')
+    return "".join(out)
 
 
 def _go_int(value: int, default: int, field: str, notes: list[str]) -> str:
@@ -79,8 +99,10 @@ def python_snippet(
     *,
     path: str = "transcript.json",
     mode: str = "single pass",
+    conversation: str | None = None,
 ) -> str:
-    """toolclear Python that reproduces what the app shows."""
+    """toolclear Python that reproduces what the app shows; ``conversation`` picks one
+    of a file that holds several (``load`` refuses such a file)."""
     lines = [
         "import toolclear",
         "",
@@ -103,7 +125,8 @@ def python_snippet(
         extra = ", offloading=offloading, backend=toolclear.LocalDirBackend('offloaded')"
     fn = "replay" if mode == "replay" else "reduce_by_tokens"
     lines += [
-        f"transcript = toolclear.load({path!r})",
+        f"transcript = toolclear.load({path!r})" if conversation is None else
+        f"transcript = next(t for t in toolclear.load_all({path!r}) if t.id == {conversation!r})",
         f"result = toolclear.{fn}(transcript.messages, config{extra})",
         "print(len(result.cleared_indices), 'tool results cleared')",
         "open('reduced' + {!r}, 'wb').write(toolclear.dump(transcript, result.messages))".format(
@@ -123,17 +146,18 @@ def cli_command(
     conversation: str | None = None,
 ) -> str:
     """The ``toolclear reduce`` command line for these settings."""
-    parts = ["toolclear", "reduce", path]
+    parts = ["toolclear", "reduce", path if not path.startswith("-") else "./" + path]
     if conversation is not None:
-        parts += ["--conversation", conversation]
+        parts += [f"--conversation={conversation}"]
     parts += [
         "--threshold", str(config.tool_result_token_threshold),
         "--keep", str(config.keep_recent_tokens),
     ]
+    # --opt=VALUE: a value that starts with '-' is not taken for an option
     if config.placeholder != DEFAULT_PLACEHOLDER:
-        parts += ["--placeholder", config.placeholder]
+        parts += [f"--placeholder={config.placeholder}"]
     for name in config.exclude_tools:
-        parts += ["--exclude", name]
+        parts += [f"--exclude={name}"]
     if config.counter_name != "eino":
         parts += ["--counter", config.counter_name]
     if mode == "replay":
@@ -141,6 +165,6 @@ def cli_command(
     if offloading is not None:
         parts += ["--offload-dir", "offloaded", "--offload-limit", str(offloading.offloading_token_limit)]
         if offloading.read_file_tool_name != "read_file":
-            parts += ["--read-tool", offloading.read_file_tool_name]
-    parts += ["-o", output or "reduced-" + path.rsplit("/", 1)[-1]]
+            parts += [f"--read-tool={offloading.read_file_tool_name}"]
+    parts += [f"--output={output or 'reduced-' + path.rsplit('/', 1)[-1]}"]
     return shlex.join(parts)

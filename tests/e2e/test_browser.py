@@ -111,6 +111,18 @@ def test_bad_upload_shows_an_error_and_the_app_keeps_working(app_page, tmp_path)
     expect(page.get_by_test_id("stCaptionContainer").filter(has_text="format mini-swe-agent")).to_be_visible()
 
 
+def test_urls_and_addresses_in_names_and_errors_are_not_links(app_page, tmp_path) -> None:
+    page = app_page
+    bad = tmp_path / "see www.evil.example and https:__x.example mail me@evil.example.json"
+    bad.write_bytes(b'{"note": "http://evil.example/x www.evil.example a@evil.example"}')
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(bad)
+    alert = page.get_by_test_id("stAlertContentError")
+    expect(alert).to_contain_text("evil")
+    expect(alert).to_contain_text("example")
+    assert alert.locator("a").count() == 0
+    assert page.locator("a[href*='evil']").count() == 0
+
+
 def test_hostile_content_is_shown_as_text(app_page, tmp_path) -> None:
     page = app_page
     evil = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>[link](javascript:alert(1))'

@@ -100,6 +100,11 @@ class Binding:
                     f"message {i} changed more than its content; only contents can be written back",
                     source=label,
                 )
+            if not isinstance(new.content, str):
+                raise TranscriptError(
+                    f"message {i} has content of type {type(new.content).__name__}; only text can be written",
+                    source=label,
+                )
             if new.content == old.content:
                 continue
             if not self.slots[i]:

@@ -71,7 +71,90 @@ def small() -> dict[str, bytes]:
         "empty-list.json": b"[]",
         "yaml-without-requests.yaml": b"interactions:\n- request:\n    uri: https://example.com\n    body: null\n",
         "random-yaml.yaml": b"name: thing\nitems:\n  - 1\n  - 2\n",
+        # hostile input (issue 15): YAML aliases that expand, a cycle, a legitimate alias
+        "yaml-alias-bomb.yaml": _laughs(9, 9),
+        "yaml-alias-wide.yaml": _laughs(40, 6),
+        "yaml-alias-cycle.yaml": b"interactions: &a\n- request: *a\n",
+        "yaml-alias-in-cassette.yaml": _cassette_with_alias(),
+        # write-back must keep what the parser drops; terminal escapes must not reach the terminal
+        "odd-numbers-and-escapes.json": _odd_numbers(),
+        "odd-numbers-and-escapes.jsonl": b"\n".join(_odd_numbers_lines()) + b"\n",
+        "escape-sequences-in-keys.json": b'{"\\u001b[2K\\u001b[1Gok, 0 problems\\u001b]52;c;ZXZpbA==\\u0007": 1}',
     }
+
+
+def _laughs(width: int, depth: int) -> bytes:
+    """A 'billion laughs' cassette: each level repeats the previous one ``width`` times."""
+    lines = [b"a0: &a0 [" + b",".join([b"lol"] * width) + b"]"]
+    for d in range(1, depth):
+        lines.append(b"a%d: &a%d [" % (d, d) + b",".join([b"*a%d" % (d - 1)] * width) + b"]")
+    lines.append(b"interactions:\n- request:\n    parsed_body:\n      messages: *a%d" % (depth - 1))
+    return b"\n".join(lines) + b"\n"
+
+
+def _cassette_with_alias() -> bytes:
+    """A VCR cassette as PyYAML writes a shared value: an anchor and an alias (small, legitimate)."""
+    return (
+        b"interactions:\n"
+        b"- request:\n"
+        b"    headers: &id001\n"
+        b"      content-type:\n"
+        b"      - application/json\n"
+        b"    parsed_body:\n"
+        b"      messages:\n"
+        b"      - role: assistant\n"
+        b"        content:\n"
+        b"        - type: tool_use\n"
+        b"          id: t1\n"
+        b"          name: ls\n"
+        b"          input: {}\n"
+        b"      - role: user\n"
+        b"        content:\n"
+        b"        - type: tool_result\n"
+        b"          tool_use_id: t1\n"
+        b"          content:\n"
+        b"          - type: text\n"
+        b"            text: 'a.py b.py'\n"
+        b"      - role: user\n"
+        b"        content: thanks\n"
+        b"  response:\n"
+        b"    headers: *id001\n"
+    )
+
+
+_ODD = (b'"n1": 1e400, "n2": 1E5, "n3": 0.1000000000000000055511151231257827, "n4": -0, '
+        b'"n5": 123456789012345678901234567890.123456789, "s": "caf\\u00e9 \\/ ok", "d": 1, "d": 2')
+
+
+def _odd_numbers() -> bytes:
+    return (b'[\n  {"role": "user",   "content": "list", ' + _ODD + b'},\n'
+            b'  {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", '
+            b'"function": {"name": "ls", "arguments": "{}"}}]},\n'
+            b'  {"role": "tool", "tool_call_id": "c1", ' + _ODD + b', "content": "a.py\\nb.py"},\n'
+            b'  {"role": "user", "content": "thanks"}\n]\n')
+
+
+def _odd_numbers_lines() -> list[bytes]:
+    return [b'{"role": "user",   "content": "list", ' + _ODD + b'}',
+            b'{"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", '
+            b'"function": {"name": "ls", "arguments": "{}"}}]}',
+            b'{"role": "tool", "tool_call_id": "c1", "tool_name": "ls", ' + _ODD + b', "content": "a.py\\nb.py"}',
+            b'{"role": "user", "content": "thanks"}']
+
+
+def _claude_code_sidechains(n: int, dangling: bool) -> bytes:
+    """A Claude Code session whose subagent lines form one long chain (or, with
+    ``dangling``, point at parents never written): loading must stay linear."""
+    lines = [json.dumps({"type": "user", "uuid": "m0", "parentUuid": None, "sessionId": "s", "isSidechain": False,
+                         "message": {"role": "user", "content": "go"}})]
+    for i in range(n):
+        parent = f"gone{i}" if dangling else (f"s{i - 1}" if i else None)
+        role = "assistant" if i % 2 else "user"
+        lines.append(json.dumps({"type": role, "uuid": f"s{i}", "parentUuid": parent, "sessionId": "s",
+                                 "isSidechain": True, "message": {"role": role, "content": f"step {i}"}}))
+    lines.append(json.dumps({"type": "assistant", "uuid": "m1", "parentUuid": "m0", "sessionId": "s",
+                             "isSidechain": False, "message": {"role": "assistant", "content": "done"}}))
+    return ("\n".join(lines) + "\n").encode()
 
 
 def big() -> dict[str, bytes]:
@@ -81,6 +164,8 @@ def big() -> dict[str, bytes]:
         "deep-nesting.json": b"[" * 100_000 + b"]" * 100_000,
         "single-50mb-line.jsonl": line + b"\n",
         "100k-tiny-messages.jsonl": tiny,
+        "claude-code-20k-sidechain-lines.jsonl": _claude_code_sidechains(20_000, dangling=False),
+        "claude-code-20k-dangling-parents.jsonl": _claude_code_sidechains(20_000, dangling=True),
     }
 
 

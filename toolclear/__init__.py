@@ -19,7 +19,7 @@ from .errors import (
     TranscriptError,
 )
 from .formats import FormatInfo, dump, dump_all, formats, load, load_all
-from .model import Message, MessageStatus, Role, ToolCall, Transcript
+from .model import Message, MessageStatus, Role, ToolCall, Transcript, Usage
 from .offload import (
     LocalDirBackend,
     MemoryBackend,
@@ -60,6 +60,7 @@ __all__ = [
     "ToolclearError",
     "Transcript",
     "TranscriptError",
+    "Usage",
     "__version__",
     "count_tokens",
     "dump",

@@ -402,6 +402,14 @@ def _inspect(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> in
             f"{run['cache_breaks']} prompt-cache break(s); tokens sent {_fmt(run['tokens_sent_unreduced'])} -> "
             f"{_fmt(run['tokens_sent'])}"
         )
+        usages = [m.usage for m in t.messages if m.usage is not None]
+        if usages:
+            total = sum(usages[1:], usages[0])
+            out.append(
+                f"  recorded usage ({len(usages)} model call(s), from {usages[0].source}): "
+                f"input {_fmt(total.input_tokens)}, cache write {_fmt(total.cache_write_tokens)}, "
+                f"cache read {_fmt(total.cache_read_tokens)}, output {_fmt(total.output_tokens)} tokens"
+            )
         for w in t.warnings[:5]:
             out.append(f"  warning: {w}")
         if len(t.warnings) > 5:

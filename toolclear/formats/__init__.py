@@ -9,13 +9,13 @@ format tried and where it failed.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .._gc import paused_gc
 from ..errors import TranscriptError
 from ..model import Message, Transcript
-from ._base import Binding, FormatReader
+from ._base import Binding, FormatReader, str_or_none
 from ._doc import Document, Path, parse
 from ._source import Source, read_source
 from .chat import AnthropicFormat, EinoFormat, OpenAIFormat
@@ -184,7 +184,93 @@ def load_all(
         if problems:
             # it looked like this format, but nothing in it could be read: say what is missing
             raise TranscriptError(f"no message could be read ({problems[0]})", source=label, format=reader.name)
-    return transcripts
+    return check_coverage(doc, transcripts)
+
+
+_TOOL_TYPES = frozenset({
+    "tool_result", "function_call_output", "custom_tool_call_output", "local_shell_call_output",
+    "functionResponse", "function_response", "tool-response", "ObservationEvent", "tool_response",
+})
+_TOOL_ROLES = frozenset({"tool", "function", "tool-response", "ipython"})
+_TOOL_KEYS = ("observation", "functionResponse", "function_response", "tool_response")
+_WALK_BUDGET = 2_000_000
+
+
+def _text_bytes(value: Any) -> int:
+    total, stack = 0, [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            total += len(node)
+        elif isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return total
+
+
+def _looks_like_tool_output(doc: Document) -> int | None:
+    """Characters in the file that sit where agent logs keep tool output (tool-result
+    blocks, tool-role messages, observations, function responses), counted without
+    asking any reader; None when the file is too big to walk within the budget."""
+    roots = [r for _, r in doc.records()] if doc.kind == "jsonl" else [doc.value]
+    total, seen = 0, 0
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        seen += 1
+        if seen > _WALK_BUDGET:
+            return None
+        if isinstance(node, dict):
+            if (str_or_none(node.get("type")) in _TOOL_TYPES or str_or_none(node.get("kind")) in _TOOL_TYPES
+                    or str_or_none(node.get("role")) in _TOOL_ROLES):
+                total += _text_bytes({k: v for k, v in node.items() if k not in ("type", "kind", "role")})
+                continue
+            for key in _TOOL_KEYS:
+                if isinstance(node.get(key), (str, dict, list)):
+                    total += _text_bytes(node[key])
+            stack.extend(v for k, v in node.items() if k not in _TOOL_KEYS and k != "toolUseResult")
+        elif isinstance(node, list):
+            stack.extend(node)
+    return total
+
+
+def check_coverage(doc: Document, transcripts: list[Transcript]) -> list[Transcript]:
+    """Say when a file may have been misread: calls without results, no tool result at
+    all, or much more text where tool output usually sits than was read as tool results."""
+    found = sum(len(m.content) for t in transcripts for m in t.messages if m.role == "tool")
+    results = sum(1 for t in transcripts for m in t.messages if m.role == "tool")
+    extra: list[str] = []
+    looks = _looks_like_tool_output(doc) if isinstance(doc.value, (list, dict)) else 0
+    if looks is not None and looks > 1_000 and found * 4 < looks:
+        extra.append(
+            f"toolclear read {found:,} characters of tool results, but the file holds about {looks:,} "
+            "characters where agent logs keep tool output; it may be a format or version toolclear "
+            "misreads (try --format, and please report the file's shape)"
+        )
+    out = []
+    for k, t in enumerate(transcripts):
+        warnings, notes = list(t.warnings), list(t.notes)
+        calls = {c.id for m in t.messages for c in m.tool_calls if c.id}
+        answered = {m.tool_call_id for m in t.messages if m.role == "tool"}
+        last_calls = {c.id for c in t.messages[-1].tool_calls} if t.messages else set()
+        missing = calls - answered - last_calls  # a run may end on a call (finish, or cut off)
+        if missing and not any("have no result" in w for w in warnings):
+            warnings.append(f"{len(missing)} tool call(s) have no result in the transcript "
+                            f"(e.g. '{sorted(missing)[0]}')")
+        if not any(m.role == "tool" for m in t.messages):
+            if t.messages and not calls:
+                notes.append("no tool calls and no tool results: no policy changes this conversation")
+            elif not t.messages:
+                warnings.append("no message was read from this conversation")
+        if k == 0:
+            warnings.extend(extra)
+            if results == 0 and looks and looks > 1_000 and not extra:
+                warnings.append("no tool result was read although the file holds text where tool output sits")
+        if warnings != list(t.warnings) or notes != list(t.notes):
+            t = replace(t, warnings=tuple(warnings), notes=tuple(notes))
+        out.append(t)
+    return out
 
 
 def load(

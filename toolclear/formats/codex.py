@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import Message, ToolCall, Transcript
+from ..model import Message, ToolCall, Transcript, Usage
 from ._base import Builder, FormatReader, compact_json, content_text, json_type, str_or_none
 from ._doc import BadLine, Document
 
@@ -46,6 +46,8 @@ class CodexFormat(FormatReader):
         b = Builder(jl)
         session = "0"
         skipped_reasoning = 0
+        usages: dict[int, Usage] = {}
+        last_total: Any = None
         for i, rec in enumerate(jl.value):
             if isinstance(rec, BadLine):
                 b.warnings.append(f"line {rec.line} is not JSON ({rec.error}); kept as it is")
@@ -58,6 +60,10 @@ class CodexFormat(FormatReader):
             if rec.get("type") == "session_meta" and isinstance(payload, dict):
                 if isinstance(payload.get("id"), str):
                     session = payload["id"]
+                continue
+            if rec.get("type") == "event_msg" and isinstance(payload, dict) and payload.get("type") == "token_count":
+                total = self._record_usage(b, rec, payload, usages, last_total)
+                last_total = total if total is not None else last_total
                 continue
             if rec.get("type") != "response_item" or not isinstance(payload, dict):
                 continue
@@ -94,8 +100,41 @@ class CodexFormat(FormatReader):
                 )
             elif kind == "reasoning":
                 skipped_reasoning += 1
+        for index, usage in usages.items():
+            b.set_usage(index, usage)
         if skipped_reasoning:
             b.notes.append(
                 f"{skipped_reasoning} encrypted reasoning items are not counted (their text is not in the file)"
             )
         return [b.build(self.name, id=session, source=source, title="Codex session")]
+
+    @staticmethod
+    def _record_usage(b: Builder, rec: dict[str, Any], payload: dict[str, Any], usages: dict[int, Usage],
+                      last_total: Any) -> Any:
+        """A ``token_count`` event: the last model call's usage, given to the latest
+        assistant message. Codex repeats an event unchanged; a repeat is skipped."""
+        info = payload.get("info")
+        if not isinstance(info, dict) or not isinstance(info.get("last_token_usage"), dict):
+            return None
+        total = info.get("total_token_usage")
+        if total == last_total:
+            return total
+        index = next((k for k in range(len(b.messages) - 1, -1, -1) if b.messages[k].role == "assistant"), None)
+        if index is None:
+            return total
+        last = info["last_token_usage"]
+        prompt, cached = _count(last.get("input_tokens")), _count(last.get("cached_input_tokens"))
+        usage = Usage(
+            input_tokens=max(prompt - cached, 0),  # OpenAI counts cached tokens inside input_tokens
+            output_tokens=_count(last.get("output_tokens")),
+            cache_read_tokens=min(cached, prompt),
+            reasoning_tokens=_count(last.get("reasoning_output_tokens")),
+            timestamp=str_or_none(rec.get("timestamp")) or "",
+            source="event_msg token_count",
+        )
+        usages[index] = usages[index] + usage if index in usages else usage
+        return total
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0

@@ -23,7 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..model import Message, Transcript, Usage
-from ._base import Builder, FormatReader, json_type, str_or_none
+from ._base import Builder, FormatReader, content_text, json_type, str_or_none
 from ._doc import BadLine, Document
 from .chat import read_anthropic_blocks
 
@@ -69,12 +69,17 @@ def _message_event(rec: Any) -> bool:
     )
 
 
-def _result_text_paths(value: Any, path: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-    """Where a ``toolUseResult`` holds the result's text: its string, or the long
-    (or multi-line) strings inside it that are not names, paths or ids. Only those are
-    replaced on export, so every field keeps its type for Claude Code's own readers."""
+def _result_text_paths(value: Any, path: tuple[Any, ...], result: str) -> list[tuple[Any, ...]]:
+    """Where a ``toolUseResult`` holds the result's text: its string, or the strings
+    inside it that are not names, paths or ids and are long, multi-line, or part of the
+    result the model saw. Only those are replaced on export, so every field keeps its
+    type for Claude Code's own readers and no copy of a cleared result is left."""
     if isinstance(value, str):
         return [path]
+
+    def holds_text(text: str) -> bool:
+        return len(text) >= _RESULT_TEXT_MIN or "\n" in text or (bool(text.strip()) and text.strip() in result)
+
     out: list[tuple[Any, ...]] = []
     stack: list[tuple[Any, tuple[Any, ...]]] = [(value, path)]
     while stack:
@@ -84,14 +89,14 @@ def _result_text_paths(value: Any, path: tuple[Any, ...]) -> list[tuple[Any, ...
                 if key in _ID_KEYS and isinstance(child, str):
                     continue
                 if isinstance(child, str):
-                    if len(child) >= _RESULT_TEXT_MIN or "\n" in child:
+                    if holds_text(child):
                         out.append(at + (key,))
                 elif isinstance(child, (dict, list)) and key != "usage":
                     stack.append((child, at + (key,)))
         elif isinstance(node, list):
             for j, child in enumerate(node):
                 if isinstance(child, str):
-                    if len(child) >= _RESULT_TEXT_MIN or "\n" in child:
+                    if holds_text(child):
                         out.append(at + (j,))
                 elif isinstance(child, (dict, list)):
                     stack.append((child, at + (j,)))
@@ -354,7 +359,10 @@ class ClaudeCodeFormat(FormatReader):
             results = sum(1 for blk in content if isinstance(blk, dict) and blk.get("type") == "tool_result")
             extra_slots: list[tuple[Any, ...]] = []
             if results == 1 and "toolUseResult" in rec:
-                extra_slots = [(i, *p) for p in _result_text_paths(rec["toolUseResult"], ("toolUseResult",))]
+                block = next(blk for blk in content if isinstance(blk, dict) and blk.get("type") == "tool_result")
+                result = content_text(block.get("content"), jl, cpath) if isinstance(
+                    block.get("content"), (str, list)) else ""
+                extra_slots = [(i, *p) for p in _result_text_paths(rec["toolUseResult"], ("toolUseResult",), result)]
             added = read_anthropic_blocks(jl, role, content, cpath, b, origin=(i,), extra_slots=extra_slots)
             if isinstance(reply, str) and added:
                 by_reply[reply] = added[0]

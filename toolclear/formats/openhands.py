@@ -15,6 +15,7 @@ assistant turns, the ``system`` action is the system prompt. Bookkeeping events
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from ..model import Message, ToolCall, Transcript
@@ -31,8 +32,28 @@ def _is_event(e: Any) -> bool:
     return isinstance(e, dict) and ("action" in e or "observation" in e) and "source" in e
 
 
+def _flat(events: list[Any], base: Path) -> Iterator[tuple[Path, Any]]:
+    """(path, event) of a history: a flat event list, or the 2024 form of
+    ``[action, observation]`` pairs (the resolver's ``output.jsonl``)."""
+    for j, e in enumerate(events):
+        if isinstance(e, list) and e and all(isinstance(x, dict) for x in e):
+            for k, x in enumerate(e):
+                yield base + (j, k), x
+        else:
+            yield base + (j,), e
+
+
+def _event_id(e: dict[str, Any], path: Path) -> Any:
+    """An event's id when it has a usable one, else its path (unique within the file)."""
+    value = e.get("id")
+    return value if isinstance(value, (int, str)) and not isinstance(value, bool) else path
+
+
 def _events(value: Any) -> bool:
-    return isinstance(value, list) and bool(value) and sum(map(_is_event, value)) * 2 >= len(value)
+    if not isinstance(value, list) or not value:
+        return False
+    items = [e for _, e in _flat(value, ())]
+    return sum(map(_is_event, items)) * 2 >= len(items)
 
 
 def _call_arguments(tcm: dict[str, Any], call_id: str, args: Any) -> str:
@@ -91,6 +112,18 @@ class OpenHandsFormat(FormatReader):
             )
         return out
 
+    @staticmethod
+    def _answered(e: dict[str, Any], path: Path, call_of_event: dict[Any, ToolCall],
+                  previous: tuple[Path, ToolCall] | None) -> ToolCall | None:
+        """The synthetic call an observation answers: by its ``cause``, or as the
+        second half of a 2024 ``[action, observation]`` pair."""
+        cause = e.get("cause")
+        if isinstance(cause, (int, str)) and not isinstance(cause, bool) and cause in call_of_event:
+            return call_of_event.pop(cause)
+        if previous is not None and previous[0][:-1] == path[:-1]:
+            return previous[1]
+        return None
+
     def _read_events(
         self,
         doc: Document,
@@ -105,8 +138,11 @@ class OpenHandsFormat(FormatReader):
         b = Builder(doc)
         response_of: dict[int, str] = {}
         skipped = 0
-        for j, e in enumerate(events):
-            path = base + (j,)
+        # actions of agents without function calling (2024) become calls their observations answer
+        call_of_event: dict[Any, ToolCall] = {}
+        previous: tuple[Path, ToolCall] | None = None
+        synthetic = 0
+        for path, e in _flat(events, base):
             if not isinstance(e, dict):
                 b.warnings.append(f"{'/'.join(map(str, path))}: an event that is {json_type(e)}; skipped")
                 continue
@@ -140,7 +176,14 @@ class OpenHandsFormat(FormatReader):
                     skipped += 1
                 else:
                     thought = args.get("thought") if isinstance(args.get("thought"), str) else ""
-                    b.add(Message(role="assistant", content=thought or text), (), path)
+                    rest = {k: v for k, v in args.items() if k != "thought"}
+                    key = _event_id(e, path)
+                    call = ToolCall(id=f"{action}-{'/'.join(map(str, key)) if isinstance(key, tuple) else key}",
+                                    name=action or "action", arguments=compact_json(rest))
+                    b.add(Message(role="assistant", content=thought, tool_calls=(call,)), (), path)
+                    call_of_event[key] = call
+                    synthetic += 1
+                    previous = (path, call) if len(path) == len(base) + 2 else None
             else:
                 obs = str_or_none(e.get("observation"))
                 content = e.get("content")
@@ -152,8 +195,16 @@ class OpenHandsFormat(FormatReader):
                           [path + ("content",)], path)
                 elif obs in _SKIP_OBSERVATIONS:
                     skipped += 1
+                elif (call := self._answered(e, path, call_of_event, previous)) is not None:
+                    b.add(Message(role="tool", content=text, tool_call_id=call.id, tool_name=call.name),
+                          [path + ("content",)], path)
                 else:
                     b.add(Message(role="user", content=text), [path + ("content",)], path)
+            if "action" not in e:
+                previous = None
+        if synthetic:
+            b.notes.append(f"{synthetic} actions without function calling are read as tool calls, "
+                           "each answered by the observation it caused")
         if skipped:
             b.notes.append(f"{skipped} bookkeeping events (agent state, recalls, empty observations) are skipped")
         return b.build(self.name, id=id, source=source, title=title, container=container)

@@ -48,8 +48,13 @@ class SweAgentFormat(FormatReader):
             doc.kind == "json"
             and isinstance(v, dict)
             and isinstance(v.get("history"), list)
-            and any(k in v for k in ("trajectory", "info", "environment", "replay_config"))
             and all(isinstance(m, dict) and "role" in m for m in v["history"])
+            and (
+                any(k in v for k in ("trajectory", "info", "environment", "replay_config"))
+                # a history-only .traj: SWE-agent's history items carry 'agent' / 'message_type'
+                or set(v) == {"history"}
+                or any("message_type" in m or "agent" in m for m in v["history"])
+            )
         )
 
     def read(self, doc: Document, source: str) -> list[Transcript]:

@@ -483,17 +483,12 @@ def render_export(t: tc.Transcript, result: Any, config: tc.ClearToolResultConfi
 
 
 def render_transcript_notes(t: tc.Transcript) -> None:
-    usages = [m.usage for m in t.messages if m.usage is not None]
-    if not (t.warnings or t.notes or usages):
+    usage = report.recorded_usage(t.messages)
+    if not (t.warnings or t.notes or usage):
         return
     with st.expander(f"About this transcript: {len(t.notes)} note(s), {len(t.warnings)} warning(s)"):
-        if usages:
-            total = sum(usages[1:], usages[0])
-            st.markdown(
-                f"**Recorded usage** ({len(usages):,} model calls, from `{usages[0].source}`): "
-                f"input {total.input_tokens:,} · cache write {total.cache_write_tokens:,} · "
-                f"cache read {total.cache_read_tokens:,} · output {total.output_tokens:,} tokens"
-            )
+        if usage:
+            st.caption(md(usage[0].upper() + usage[1:]))
         rows = [{"kind": "note", "text": safe(n)} for n in t.notes] + [
             {"kind": "warning", "text": safe(w)} for w in t.warnings]
         if rows:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import pytest
 
 import toolclear as tc
+from toolclear import cli, report
 
 from .conftest import DATA
 
@@ -90,6 +92,15 @@ def test_recorded_usage_is_read_per_model_call() -> None:
     codex = tc.load(DATA / "corpus" / "codex_cli" / "codex-session-view_rollout-2025-11-17T15-30-28-019a93b9.jsonl")
     cu = [m.usage for m in codex.messages if m.usage is not None]
     assert len(cu) > 10 and cu[1].cache_read_tokens == 10240 and cu[1].input_tokens == 1622
+    line = report.recorded_usage(codex.messages)
+    total = sum(cu[1:], cu[0])
+    assert line is not None and f"cache read {total.cache_read_tokens:,}" in line and f"({len(cu)} model" in line
+    out = io.BytesIO()
+    path = DATA / "corpus" / "codex_cli" / "codex-session-view_rollout-2025-11-17T15-30-28-019a93b9.jsonl"
+    assert cli.main(["inspect", str(path)], stdout=out, stderr=io.StringIO()) == 0
+    assert line in out.getvalue().decode()
+    assert report.recorded_usage(tc.load(DATA / "corpus" / "eino" / "eino-examples_einoagent_memory_f1d40587.jsonl"
+                                         ).messages) is None
     # recorded usage is never message text
     assert all(str(u.input_tokens) not in m.content for m in codex.messages if (u := m.usage) and m.content)
 

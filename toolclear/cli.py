@@ -34,7 +34,7 @@ from .formats import dump_all, formats, load_all
 from .model import Transcript
 from .offload import DEFAULT_OFFLOADING_TOKEN_LIMIT, LocalDirBackend, ToolResultOffloadingConfig
 from .replay import replay
-from .report import display_text, report_dict, summary_dict, tool_summary
+from .report import display_text, recorded_usage, report_dict, summary_dict, tool_summary
 
 __all__ = ["main"]
 
@@ -208,7 +208,6 @@ class _Interrupts:
 
     def __init__(self) -> None:
         self.pending = False
-        self.written: list[str] = []
 
     def __enter__(self) -> _Interrupts:
         self._old = None
@@ -402,14 +401,9 @@ def _inspect(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> in
             f"{run['cache_breaks']} prompt-cache break(s); tokens sent {_fmt(run['tokens_sent_unreduced'])} -> "
             f"{_fmt(run['tokens_sent'])}"
         )
-        usages = [m.usage for m in t.messages if m.usage is not None]
-        if usages:
-            total = sum(usages[1:], usages[0])
-            out.append(
-                f"  recorded usage ({len(usages)} model call(s), from {usages[0].source}): "
-                f"input {_fmt(total.input_tokens)}, cache write {_fmt(total.cache_write_tokens)}, "
-                f"cache read {_fmt(total.cache_read_tokens)}, output {_fmt(total.output_tokens)} tokens"
-            )
+        usage = recorded_usage(t.messages)
+        if usage:
+            out.append(f"  {usage}")
         for w in t.warnings[:5]:
             out.append(f"  warning: {w}")
         if len(t.warnings) > 5:

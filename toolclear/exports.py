@@ -5,8 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import zipfile
-from pathlib import Path
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from .formats._doc import JsonStyle

@@ -56,6 +56,20 @@ def display_text(text: str) -> str:
     return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
+def recorded_usage(messages: Sequence[Message]) -> str | None:
+    """One line of what the log recorded for its model calls (None when nothing was):
+    the CLI's inspect and the app's About box both show it."""
+    usages = [m.usage for m in messages if m.usage is not None]
+    if not usages:
+        return None
+    total = sum(usages[1:], usages[0])
+    return (
+        f"recorded usage ({len(usages):,} model call(s), from {usages[0].source}): "
+        f"input {total.input_tokens:,}, cache write {total.cache_write_tokens:,}, "
+        f"cache read {total.cache_read_tokens:,}, output {total.output_tokens:,} tokens"
+    )
+
+
 def preview(text: str, limit: int = 80) -> str:
     """One line of a message for tables: whitespace folded, cut with an ellipsis."""
     flat = " ".join(display_text(text[: limit * 4]).split())

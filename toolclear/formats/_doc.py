@@ -219,8 +219,8 @@ class Document:
             if rec is not None and not isinstance(rec, BadLine):
                 yield i, rec
 
-    def _spliced(self, text: str, value: Any, edits: Mapping[Path, Any], where: str) -> str:
-        """``text`` (the JSON of ``value``) with only the edited values' characters replaced."""
+    def _spliced(self, text: str, edits: Mapping[Path, Any], where: str) -> str:
+        """JSON ``text`` with only the edited values' characters replaced."""
         spans = json_spans(text, edits)
         if spans is None:  # not found where the parsed value says: never write a guess
             raise TranscriptError("cannot find the edited value in the original text", where=where)
@@ -228,7 +228,7 @@ class Document:
         return splice(text, spans, lambda new, _old: style.dumps(new))
 
     def _new_line(self, i: int, sub: Mapping[Path, Any]) -> str:
-        return self._spliced(self.line(i), self.value[i], sub, f"line {i + 1}")
+        return self._spliced(self.line(i), sub, f"line {i + 1}")
 
     def write(self, edits: Mapping[Path, Any]) -> bytes:
         """The document with ``edits`` applied: the new values' text spliced into the
@@ -260,7 +260,7 @@ class Document:
         elif self.kind == "yaml":
             text = self._write_yaml(edits)
         else:
-            text = self._spliced(self.text, self.value, edits, "$")
+            text = self._spliced(self.text, edits, "$")
         return self.bom + text.encode(self.codec, "surrogatepass")
 
     def _write_yaml(self, edits: Mapping[Path, Any]) -> str:

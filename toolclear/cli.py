@@ -419,10 +419,11 @@ def _inspect(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> in
 
 def _formats(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
     lines = []
+    width = max(len(f.name) for f in formats())
     for f in formats():
-        lines.append(f"{f.name:<15} {f.label}")
-        lines.append(f"{'':<15} found: {f.where_found}")
-        lines.append(f"{'':<15} tool result: {f.tool_result}")
+        lines.append(f"{f.name:<{width}}  {f.label}")
+        lines.append(f"{'':<{width}}  found: {f.where_found}")
+        lines.append(f"{'':<{width}}  tool result: {f.tool_result}")
     stdout.write(("\n".join(lines) + "\n").encode())
     return 0
 

@@ -21,8 +21,11 @@ from ._source import Source, read_source
 from .chat import AnthropicFormat, EinoFormat, OpenAIFormat
 from .claude_code import ClaudeCodeFormat
 from .codex import CodexFormat
+from .gemini import GeminiApiFormat, GeminiCliFormat, GoogleAdkFormat
 from .langchain import LangChainFormat
 from .openhands import OpenHandsFormat
+from .responses import OpenAIResponsesFormat
+from .smolagents import SmolagentsFormat
 from .swe_agent import MiniSweAgentFormat, SweAgentFormat
 
 __all__ = [
@@ -39,10 +42,15 @@ __all__ = [
 _READERS: tuple[FormatReader, ...] = (
     ClaudeCodeFormat(),
     CodexFormat(),
+    GeminiCliFormat(),
     OpenHandsFormat(),
     SweAgentFormat(),
     MiniSweAgentFormat(),
+    SmolagentsFormat(),
+    GoogleAdkFormat(),
     LangChainFormat(),
+    OpenAIResponsesFormat(),
+    GeminiApiFormat(),
     AnthropicFormat(),
     EinoFormat(),
     OpenAIFormat(),

@@ -15,10 +15,12 @@ from ._doc import Document, Path, render_path
 __all__ = [
     "Binding",
     "Builder",
+    "Wrap",
     "FormatReader",
     "compact_json",
     "content_text",
     "json_type",
+    "result_text_paths",
     "str_or_none",
     "where",
 ]
@@ -41,6 +43,50 @@ def compact_json(value: Any) -> str:
     """How a non-text part is shown and counted: compact JSON, non-ASCII kept."""
     # default=str: YAML cassettes can hold dates and other values JSON has no type for
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+_RESULT_TEXT_MIN = 80
+_ID_KEYS = frozenset(
+    {"filePath", "file_path", "fileName", "path", "url", "type", "mode", "status", "agentId", "taskId", "shellId",
+     "id", "task_id", "task_type", "description", "subject", "query", "command", "codeText",
+     "retrieval_status", "outputFile", "backgroundTaskId", "timestamp", "service_tier", "prompt"}
+)
+
+
+def result_text_paths(value: Any, path: tuple[Any, ...], result: str) -> list[tuple[Any, ...]]:
+    """Where a tool's structured copy of its result (Claude Code's ``toolUseResult``,
+    Gemini CLI's ``resultDisplay``) holds the result's text: the value itself when it
+    is a string, else the strings inside it that are not names, paths or ids and are
+    long, multi-line, or part of the result the model saw. Only those are replaced on
+    export, so every field keeps its type for the tool's own readers and no copy of a
+    cleared result is left."""
+    if isinstance(value, str):
+        return [path]
+
+    def holds_text(text: str) -> bool:
+        return len(text) >= _RESULT_TEXT_MIN or "\n" in text or (bool(text.strip()) and text.strip() in result)
+
+    out: list[tuple[Any, ...]] = []
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(value, path)]
+    while stack:
+        node, at = stack.pop()
+        if isinstance(node, dict):
+            for key, child in node.items():
+                if key in _ID_KEYS and isinstance(child, str):
+                    continue
+                if isinstance(child, str):
+                    if holds_text(child):
+                        out.append(at + (key,))
+                elif isinstance(child, (dict, list)) and key != "usage":
+                    stack.append((child, at + (key,)))
+        elif isinstance(node, list):
+            for j, child in enumerate(node):
+                if isinstance(child, str):
+                    if holds_text(child):
+                        out.append(at + (j,))
+                elif isinstance(child, (dict, list)):
+                    stack.append((child, at + (j,)))
+    return sorted(out, key=lambda p: [str(k) for k in p])
 
 
 _TEXT_KEYS = ("text", "thinking")
@@ -71,12 +117,24 @@ def content_text(value: Any, doc: Document, path: Path, *, blocks_ok: bool = Tru
 
 
 @dataclass(frozen=True, slots=True)
+class Wrap:
+    """The last step of a slot whose new text must be wrapped to keep the file valid:
+    the value at the path before it becomes ``{key: text}`` (a Gemini function
+    response must stay an object)."""
+
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
 class Binding:
     """Ties a transcript to its document: where each message's content lives."""
 
     doc: Document
     slots: tuple[tuple[Path, ...], ...]
     originals: tuple[Message, ...]
+    blanks: tuple[tuple[Path, ...], ...] = ()
+    """Per message, more places its text was split over (a second text part): emptied
+    when the content changes, so the new text stands once and nothing old is left."""
 
     def edits(self, messages: Sequence[Message], label: str) -> dict[Path, Any]:
         if len(messages) != len(self.originals):
@@ -114,7 +172,12 @@ class Binding:
                     source=label,
                 )
             for path in self.slots[i]:
-                out[path] = new.content
+                if path and isinstance(path[-1], Wrap):
+                    out[path[:-1]] = {path[-1].key: new.content}
+                else:
+                    out[path] = new.content
+            for path in self.blanks[i] if self.blanks else ():
+                out[path] = ""
         return out
 
 
@@ -125,6 +188,7 @@ class Builder:
         self.doc = doc
         self.messages: list[Message] = []
         self.slots: list[tuple[Path, ...]] = []
+        self.blanks: list[tuple[Path, ...]] = []
         self.origins: list[str] = []
         self.warnings: list[str] = []
         self.notes: list[str] = []
@@ -133,12 +197,14 @@ class Builder:
     def __len__(self) -> int:
         return len(self.messages)
 
-    def add(self, message: Message, slots: Sequence[Path] = (), origin: Path = ()) -> int:
+    def add(self, message: Message, slots: Sequence[Path] = (), origin: Path = (),
+            blanks: Sequence[Path] = ()) -> int:
         for call in message.tool_calls:
             if call.id:
                 self._calls[call.id] = call.name
         self.messages.append(message)
         self.slots.append(tuple(slots))
+        self.blanks.append(tuple(blanks))
         self.origins.append(where(self.doc, origin) if origin else "")
         return len(self.messages) - 1
 
@@ -153,6 +219,7 @@ class Builder:
             role=old.role, content=text, tool_calls=old.tool_calls + tuple(calls), name=old.name
         )
         self.slots[index] = ()
+        self.blanks[index] = ()
 
     def set_usage(self, index: int, usage: Usage) -> None:
         """Attach what the model call that produced message ``index`` cost."""
@@ -182,7 +249,8 @@ class Builder:
             warnings=tuple(self.warnings),
             notes=tuple(self.notes),
             origins=tuple(self.origins),
-            _binding=Binding(self.doc, tuple(self.slots), messages),
+            _binding=Binding(self.doc, tuple(self.slots), messages,
+                             tuple(self.blanks) if any(self.blanks) else ()),
         )
 
 

@@ -23,7 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..model import Message, Transcript, Usage
-from ._base import Builder, FormatReader, content_text, json_type, str_or_none
+from ._base import Builder, FormatReader, content_text, json_type, result_text_paths, str_or_none
 from ._doc import BadLine, Document
 from .chat import read_anthropic_blocks
 
@@ -50,14 +50,6 @@ _KNOWN_TYPES = frozenset(
 )
 """Line types seen in Claude Code logs; others are kept byte for byte and named in a note."""
 
-_RESULT_TEXT_MIN = 80
-_ID_KEYS = frozenset(
-    {"filePath", "file_path", "path", "url", "type", "mode", "status", "agentId", "taskId", "shellId",
-     "id", "task_id", "task_type", "description", "subject", "query", "command", "codeText",
-     "retrieval_status", "outputFile", "backgroundTaskId", "timestamp", "service_tier", "prompt"}
-)
-
-
 def _message_event(rec: Any) -> bool:
     """A user or assistant line of a Claude Code session, whatever its version and
     whatever other line types the file holds."""
@@ -67,40 +59,6 @@ def _message_event(rec: Any) -> bool:
         and ("uuid" in rec or "sessionId" in rec or "parentUuid" in rec)
         and "payload" not in rec
     )
-
-
-def _result_text_paths(value: Any, path: tuple[Any, ...], result: str) -> list[tuple[Any, ...]]:
-    """Where a ``toolUseResult`` holds the result's text: its string, or the strings
-    inside it that are not names, paths or ids and are long, multi-line, or part of the
-    result the model saw. Only those are replaced on export, so every field keeps its
-    type for Claude Code's own readers and no copy of a cleared result is left."""
-    if isinstance(value, str):
-        return [path]
-
-    def holds_text(text: str) -> bool:
-        return len(text) >= _RESULT_TEXT_MIN or "\n" in text or (bool(text.strip()) and text.strip() in result)
-
-    out: list[tuple[Any, ...]] = []
-    stack: list[tuple[Any, tuple[Any, ...]]] = [(value, path)]
-    while stack:
-        node, at = stack.pop()
-        if isinstance(node, dict):
-            for key, child in node.items():
-                if key in _ID_KEYS and isinstance(child, str):
-                    continue
-                if isinstance(child, str):
-                    if holds_text(child):
-                        out.append(at + (key,))
-                elif isinstance(child, (dict, list)) and key != "usage":
-                    stack.append((child, at + (key,)))
-        elif isinstance(node, list):
-            for j, child in enumerate(node):
-                if isinstance(child, str):
-                    if holds_text(child):
-                        out.append(at + (j,))
-                elif isinstance(child, (dict, list)):
-                    stack.append((child, at + (j,)))
-    return sorted(out, key=lambda p: [str(k) for k in p])
 
 
 def _int(value: Any) -> int:
@@ -362,7 +320,7 @@ class ClaudeCodeFormat(FormatReader):
                 block = next(blk for blk in content if isinstance(blk, dict) and blk.get("type") == "tool_result")
                 result = content_text(block.get("content"), jl, cpath) if isinstance(
                     block.get("content"), (str, list)) else ""
-                extra_slots = [(i, *p) for p in _result_text_paths(rec["toolUseResult"], ("toolUseResult",), result)]
+                extra_slots = [(i, *p) for p in result_text_paths(rec["toolUseResult"], ("toolUseResult",), result)]
             added = read_anthropic_blocks(jl, role, content, cpath, b, origin=(i,), extra_slots=extra_slots)
             if isinstance(reply, str) and added:
                 by_reply[reply] = added[0]

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import Message, ToolCall, Transcript, Usage
-from ._base import Builder, FormatReader, compact_json, content_text, json_type, str_or_none
+from ..model import Transcript, Usage
+from ._base import Builder, FormatReader, json_type, str_or_none
 from ._doc import BadLine, Document
+from .responses import read_item
 
 __all__ = ["CodexFormat"]
 
 _LINE_TYPES = frozenset({"session_meta", "response_item", "turn_context", "event_msg", "compacted"})
-_CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action"}
-_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
 
 
 class CodexFormat(FormatReader):
@@ -67,38 +66,7 @@ class CodexFormat(FormatReader):
                 continue
             if rec.get("type") != "response_item" or not isinstance(payload, dict):
                 continue
-            kind = str_or_none(payload.get("type"))
-            path = (i, "payload")
-            if kind == "message":
-                role = payload.get("role") if isinstance(payload.get("role"), str) else "user"
-                text = content_text(payload.get("content"), jl, path + ("content",))
-                b.add(Message(role=role, content=text), [path + ("content",)], path)
-            elif kind in _CALLS:
-                raw_args: Any = payload.get(_CALLS[kind])
-                args = raw_args if isinstance(raw_args, str) else compact_json(raw_args) if raw_args is not None else ""
-                name = payload.get("name") if isinstance(payload.get("name"), str) else kind.replace("_call", "")
-                call_id = payload.get("call_id") or payload.get("id") or ""
-                call = ToolCall(id=str(call_id), name=name, arguments=args)
-                last = b.messages[-1] if b.messages else None
-                if last is not None and last.role == "assistant":
-                    b.extend_calls(len(b.messages) - 1, [call])
-                else:
-                    b.add(Message(role="assistant", tool_calls=(call,)), (), path)
-            elif kind in _OUTPUTS:
-                call_id = str(payload.get("call_id") or "")
-                output = payload.get("output")
-                if isinstance(output, str):
-                    text, slots = output, [path + ("output",)]
-                elif isinstance(output, dict) and isinstance(output.get("content"), str):
-                    text, slots = output["content"], [path + ("output", "content")]
-                else:
-                    text, slots = (compact_json(output) if output is not None else ""), [path + ("output",)]
-                b.add(
-                    Message(role="tool", content=text, tool_call_id=call_id, tool_name=b.tool_name_for(call_id)),
-                    slots,
-                    path,
-                )
-            elif kind == "reasoning":
+            if read_item(jl, payload, (i, "payload"), b) == "reasoning":
                 skipped_reasoning += 1
         for index, usage in usages.items():
             b.set_usage(index, usage)

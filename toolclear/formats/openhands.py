@@ -28,8 +28,20 @@ _SKIP_ACTIONS = frozenset({"change_agent_state", "recall", "null"})
 _SKIP_OBSERVATIONS = frozenset({"agent_state_changed", "null", "recall"})
 
 
+_V1_KINDS = frozenset({
+    "ActionEvent", "ObservationEvent", "MessageEvent", "SystemPromptEvent", "UserRejectObservation",
+    "AgentErrorEvent", "CondensationSummaryEvent", "Condensation", "CondensationRequest",
+    "ConversationStateUpdateEvent", "PauseEvent", "TokenEvent", "ConversationErrorEvent",
+})
+
+
+def _is_v1(e: Any) -> bool:
+    """An event of OpenHands V1 (software-agent-sdk): typed by its ``kind``."""
+    return isinstance(e, dict) and str_or_none(e.get("kind")) in _V1_KINDS
+
+
 def _is_event(e: Any) -> bool:
-    return isinstance(e, dict) and ("action" in e or "observation" in e) and "source" in e
+    return _is_v1(e) or (isinstance(e, dict) and ("action" in e or "observation" in e) and "source" in e)
 
 
 def _flat(events: list[Any], base: Path) -> Iterator[tuple[Path, Any]]:
@@ -72,12 +84,47 @@ def _call_arguments(tcm: dict[str, Any], call_id: str, args: Any) -> str:
     return compact_json(args) if args is not None else ""
 
 
+def _v1_text(value: Any, path: Path) -> tuple[str, list[Path]]:
+    """(text, paths of its strings) of V1 content: a TextContent, a list of them, or a string."""
+    if isinstance(value, str):
+        return value, [path]
+    if isinstance(value, dict):
+        if isinstance(value.get("text"), str):
+            return value["text"], [path + ("text",)]
+        return compact_json(value), []
+    if isinstance(value, list):
+        texts, paths = [], []
+        for j, part in enumerate(value):
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                if part["text"]:  # an emptied part (see _v1_observation) adds nothing
+                    texts.append(part["text"])
+                paths.append(path + (j, "text"))
+            else:
+                texts.append(compact_json(part))
+        return "\n".join(texts), paths
+    return "", []
+
+
+def _v1_observation(obs: dict[str, Any], path: Path) -> tuple[str, list[Path], list[Path]]:
+    """(text, slot, blanks) of a V1 observation: its ``content`` parts (newer SDKs) or its
+    ``output`` string (older ones). The first text part takes a new text, the others are
+    emptied, so the observation stays a list of text parts."""
+    if "content" in obs:
+        text, paths = _v1_text(obs["content"], path + ("content",))
+        return text, paths[:1], paths[1:]
+    for key in ("output", "text", "result"):
+        if isinstance(obs.get(key), str):
+            return obs[key], [path + (key,)], []
+    return compact_json(obs), [], []
+
+
 class OpenHandsFormat(FormatReader):
     name = "openhands"
     label = "OpenHands events (trajectory JSON or evaluation output JSONL)"
     aliases = ("open-hands", "openhands-events")
-    where_found = "trajectories saved from the UI; evaluation/.../output.jsonl"
-    tool_result = "each observation answering a tool call (tool_call_metadata)"
+    where_found = ("trajectories saved from the UI; evaluation/.../output.jsonl; V1 (software-agent-sdk) "
+                   "event lists")
+    tool_result = "each observation answering a tool call (tool_call_metadata; V1: ObservationEvent)"
     export_changes = "that observation's 'content'"
     expects = ("a list of OpenHands events (objects with 'source' and 'action' or 'observation'), an object "
                "with such a 'history', or JSON Lines of evaluation results each with a 'history'")
@@ -85,11 +132,13 @@ class OpenHandsFormat(FormatReader):
     def sniff(self, doc: Document) -> bool:
         v = doc.value
         if doc.kind == "json":
-            return _events(v) or (isinstance(v, dict) and _events(v.get("history")))
+            return _events(v) or (isinstance(v, dict) and (_events(v.get("history")) or _events(v.get("events"))))
         jl = doc.as_jsonl()
         if jl is None:
             return False
         recs = [r for _, r in jl.records()]
+        if recs and all(_is_v1(r) for r in recs):  # a V1 event log, one event per line
+            return True
         return bool(recs) and all(isinstance(r, dict) and _events(r.get("history")) for r in recs)
 
     def read(self, doc: Document, source: str) -> list[Transcript]:
@@ -97,11 +146,17 @@ class OpenHandsFormat(FormatReader):
         if doc.kind == "json" and isinstance(v, list):
             return [self._read_events(doc, v, (), source, id="0", title="OpenHands trajectory")]
         if doc.kind == "json":
-            iid = v.get("instance_id")
-            return [self._read_events(doc, v["history"], ("history",), source, id=str(iid or "0"),
+            key = "history" if _events(v.get("history")) else "events"
+            iid = v.get("instance_id", v.get("id"))
+            return [self._read_events(doc, v[key], (key,), source, id=str(iid or "0"),
                                       title="OpenHands run")]
         jl = doc.as_jsonl()
         assert jl is not None
+        recs = list(jl.records())
+        if recs and all(_is_v1(r) for _, r in recs):
+            b = Builder(jl)
+            self._read_v1(b, [((i,), r) for i, r in recs])
+            return [b.build(self.name, id="0", source=source, title="OpenHands V1 events")]
         out = []
         for i, rec in jl.records():
             iid = rec.get("instance_id")
@@ -111,6 +166,61 @@ class OpenHandsFormat(FormatReader):
                                   title=str(iid or f"line {i + 1}"), container="evaluation output")
             )
         return out
+
+    @staticmethod
+    def _read_v1(b: Builder, events: list[tuple[Path, Any]]) -> None:
+        """OpenHands V1 (software-agent-sdk) events, as ``events_to_messages`` sends them:
+        actions of one LLM response form one assistant message, observations (and
+        rejections, agent errors) are its tool results, messages and the system prompt
+        are text; condensations and state updates are bookkeeping."""
+        response_of: dict[int, str] = {}
+        skipped = 0
+        for path, e in events:
+            if not isinstance(e, dict):
+                b.warnings.append(f"{'/'.join(map(str, path))}: an event that is {json_type(e)}; skipped")
+                continue
+            kind = str_or_none(e.get("kind"))
+            if kind == "ActionEvent":
+                call_raw = e.get("tool_call") if isinstance(e.get("tool_call"), dict) else {}
+                call_id = str_or_none(e.get("tool_call_id")) or str_or_none(call_raw.get("id")) or ""
+                name = str_or_none(e.get("tool_name")) or str_or_none(call_raw.get("name")) or ""
+                args = call_raw.get("arguments")
+                call = ToolCall(id=call_id, name=name,
+                                arguments=args if isinstance(args, str) else compact_json(args or {}))
+                thought, _ = _v1_text(e.get("thought"), path + ("thought",))
+                rid = str_or_none(e.get("llm_response_id"))
+                last = len(b.messages) - 1
+                if rid and response_of.get(last) == rid:
+                    b.extend_calls(last, [call], thought)
+                else:
+                    idx = b.add(Message(role="assistant", content=thought, tool_calls=(call,)), (), path)
+                    if rid:
+                        response_of[idx] = rid
+            elif kind in ("ObservationEvent", "UserRejectObservation", "AgentErrorEvent"):
+                call_id = str_or_none(e.get("tool_call_id")) or ""
+                name = str_or_none(e.get("tool_name")) or b.tool_name_for(call_id)
+                if kind == "ObservationEvent":
+                    obs = e.get("observation") if isinstance(e.get("observation"), dict) else {}
+                    text, slots, blanks = _v1_observation(obs, path + ("observation",))
+                elif kind == "UserRejectObservation":
+                    reason = str_or_none(e.get("rejection_reason")) or ""
+                    text, slots, blanks = f"Action rejected: {reason}", [], []
+                else:
+                    text, slots, blanks = str_or_none(e.get("error")) or "", [path + ("error",)], []
+                b.add(Message(role="tool", content=text, tool_call_id=call_id, tool_name=name), slots, path,
+                      blanks=blanks)
+            elif kind == "MessageEvent":
+                msg = e.get("llm_message") if isinstance(e.get("llm_message"), dict) else {}
+                role = str_or_none(msg.get("role")) or ("user" if e.get("source") == "user" else "assistant")
+                text, _ = _v1_text(msg.get("content"), path + ("llm_message", "content"))
+                b.add(Message(role=role, content=text), (), path)
+            elif kind == "SystemPromptEvent":
+                text, _ = _v1_text(e.get("system_prompt"), path + ("system_prompt",))
+                b.add(Message(role="system", content=text), (), path)
+            else:
+                skipped += 1
+        if skipped:
+            b.notes.append(f"{skipped} V1 bookkeeping events (condensations, state updates, tokens) are skipped")
 
     @staticmethod
     def _answered(e: dict[str, Any], path: Path, call_of_event: dict[Any, ToolCall],
@@ -136,6 +246,9 @@ class OpenHandsFormat(FormatReader):
         container: str = "",
     ) -> Transcript:
         b = Builder(doc)
+        if any(_is_v1(e) for _, e in _flat(events, base)):
+            self._read_v1(b, list(_flat(events, base)))
+            return b.build(self.name, id=id, source=source, title=title, container=container)
         response_of: dict[int, str] = {}
         skipped = 0
         # actions of agents without function calling (2024) become calls their observations answer

@@ -1,0 +1,407 @@
+"""Google's formats: Gemini API ``contents``, Gemini CLI sessions, Google ADK sessions.
+
+All three carry Gemini ``parts``: ``text``, ``functionCall`` (``function_call`` in the
+Python SDK's dumps) and ``functionResponse`` (``function_response``). A function
+response answers the call with its ``id`` or, when the model gave none (older Gemini
+models), the earliest unanswered call of the same name. Its text is the response's
+``output`` / ``result`` / ``content`` string when it has one (only that string is
+rewritten, so the response stays an object, as the API requires); otherwise the
+compact JSON of the response.
+
+* ``gemini-api``: a request body with ``contents`` (and ``systemInstruction``), a bare
+  ``contents`` list, or the request bodies of an API cassette.
+* ``gemini-cli``: ``~/.gemini/tmp/<project>/chats/session-*.json`` (an object with
+  ``sessionId`` and ``messages``) and the newer JSON Lines form, where a message line
+  with an id seen before replaces it, ``$rewindTo`` drops the messages from that id on
+  and ``$set`` lines update metadata. A ``gemini`` message's ``toolCalls`` hold each
+  call's ``result`` (function-response parts) and ``resultDisplay`` (the UI's copy).
+* ``google-adk``: a saved ADK session (``events``, each with ``author`` and a Gemini
+  ``content``), as ``Session.model_dump`` (snake_case) or its JSON (camelCase).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from collections.abc import Iterator
+from typing import Any
+
+from ..errors import TranscriptError
+from ..model import Message, ToolCall, Transcript, Usage
+from ._base import Builder, FormatReader, Wrap, compact_json, json_type, result_text_paths, str_or_none, where
+from ._doc import BadLine, Document, Path
+
+__all__ = ["GeminiApiFormat", "GeminiCliFormat", "GoogleAdkFormat"]
+
+_CALL_KEYS = ("functionCall", "function_call")
+_RESPONSE_KEYS = ("functionResponse", "function_response")
+_TEXT_KEYS = ("output", "result", "content", "error")
+
+
+def _get(d: dict[str, Any], *keys: str) -> tuple[str, Any] | None:
+    """The first of ``keys`` (camelCase / snake_case spellings) present in ``d``."""
+    for key in keys:
+        if key in d:
+            return key, d[key]
+    return None
+
+
+def _is_part_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(p, dict) for p in value)
+
+
+def _is_content(value: Any) -> bool:
+    return isinstance(value, dict) and _is_part_list(value.get("parts"))
+
+
+def response_text(resp: Any, path: Path) -> tuple[str, list[Path]]:
+    """(text, slot) of a function response's ``response``: its one text field, else its
+    JSON, which a new text replaces as ``{"output": text}`` (the response stays an object)."""
+    if isinstance(resp, str):
+        return resp, [path]
+    if isinstance(resp, dict):
+        for key in _TEXT_KEYS:
+            if isinstance(resp.get(key), str):
+                return resp[key], [path + (key,)]
+    return (compact_json(resp) if resp is not None else ""), [path + (Wrap("output"),)]
+
+
+class _Pairs:
+    """Call ids for calls without one, and the call a response answers."""
+
+    def __init__(self) -> None:
+        self.open: dict[str, deque[str]] = defaultdict(deque)
+        self.count = 0
+
+    def call(self, name: str, cid: str | None) -> str:
+        self.count += 1
+        call_id = cid or f"{name}#{self.count}"
+        self.open[name].append(call_id)
+        return call_id
+
+    def answer(self, name: str, cid: str | None) -> str:
+        if cid:
+            if cid in self.open[name]:
+                self.open[name].remove(cid)
+            return cid
+        return self.open[name].popleft() if self.open[name] else ""
+
+
+def read_parts(doc: Document, role: str, parts: list[Any], path: Path, b: Builder, pairs: _Pairs,
+               *, origin: Path) -> list[int]:
+    """One Gemini content's parts as canonical messages: text and calls as one message
+    of ``role``, each function response as a tool message; returns their indices."""
+    added: list[int] = []
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+
+    def flush() -> None:
+        if texts or calls:
+            added.append(b.add(Message(role=role, content="\n".join(texts), tool_calls=tuple(calls)), (), origin))
+            texts.clear()
+            calls.clear()
+
+    for j, part in enumerate(parts):
+        ppath = path + (j,)
+        call = _get(part, *_CALL_KEYS)
+        response = _get(part, *_RESPONSE_KEYS)
+        if call is not None and isinstance(call[1], dict):
+            fc = call[1]
+            name = str_or_none(fc.get("name")) or ""
+            args = fc.get("args")
+            calls.append(ToolCall(id=pairs.call(name, str_or_none(fc.get("id"))), name=name,
+                                  arguments=compact_json(args if args is not None else {})))
+        elif response is not None and isinstance(response[1], dict):
+            flush()
+            fr = response[1]
+            name = str_or_none(fr.get("name")) or ""
+            text, slots = response_text(fr.get("response"), ppath + (response[0], "response"))
+            call_id = pairs.answer(name, str_or_none(fr.get("id")))
+            added.append(b.add(Message(role="tool", content=text, tool_call_id=call_id, tool_name=name),
+                               slots, ppath))
+        elif isinstance(part.get("text"), str):
+            if part.get("thought") is True:
+                continue  # a thought summary: not sent back to the model
+            texts.append(part["text"])
+        else:
+            texts.append(compact_json(part))
+    flush()
+    return added
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _first_int(meta: dict[str, Any], *keys: str) -> int:
+    found = _get(meta, *keys)
+    return _int(found[1]) if found else 0
+
+
+def gemini_usage(meta: Any, *, model: str = "", timestamp: str = "", source: str) -> Usage | None:
+    """``usageMetadata`` (API, ADK) or a Gemini CLI ``tokens`` summary as a ``Usage``:
+    the prompt count includes the cached tokens, which Usage keeps apart."""
+    if not isinstance(meta, dict):
+        return None
+    prompt = _first_int(meta, "promptTokenCount", "prompt_token_count", "input")
+    cached = min(_first_int(meta, "cachedContentTokenCount", "cached_content_token_count", "cached"), prompt)
+    return Usage(
+        input_tokens=prompt - cached,
+        output_tokens=_first_int(meta, "candidatesTokenCount", "candidates_token_count", "output"),
+        cache_read_tokens=cached,
+        reasoning_tokens=_first_int(meta, "thoughtsTokenCount", "thoughts_token_count", "thoughts"),
+        model=model,
+        timestamp=timestamp,
+        source=source,
+    )
+
+
+# ---------------------------------------------------------------- Gemini API
+
+def _bodies(doc: Document) -> Iterator[tuple[Path, dict[str, Any], str]]:
+    v = doc.value
+    if doc.kind == "jsonl":
+        for i, rec in doc.records():
+            if isinstance(rec, dict) and isinstance(rec.get("contents"), list):
+                yield (i,), rec, f"line {i + 1}"
+        return
+    if isinstance(v, dict) and isinstance(v.get("contents"), list):
+        yield (), v, "0"
+    elif isinstance(v, dict) and isinstance(v.get("interactions"), list):
+        for i, it in enumerate(v["interactions"]):
+            request = it.get("request") if isinstance(it, dict) else None
+            body = request.get("parsed_body") if isinstance(request, dict) else None
+            if isinstance(body, dict) and isinstance(body.get("contents"), list):
+                yield ("interactions", i, "request", "parsed_body"), body, f"request {i}"
+    elif isinstance(v, list) and v and all(_is_content(c) for c in v):
+        yield (), {"contents": v}, "0"
+
+
+class GeminiApiFormat(FormatReader):
+    name = "gemini-api"
+    label = "Gemini API contents (request body, contents list, cassette)"
+    aliases = ("gemini", "google-genai", "vertex")
+    where_found = "generateContent request bodies you log; API cassettes recorded by test suites"
+    tool_result = "each functionResponse part; paired by id, else with the earliest open call of that name"
+    export_changes = "the response's output / result / content string (the response stays an object)"
+    expects = "a request body with 'contents' (Gemini parts), a list of contents, or a cassette of such requests"
+
+    def sniff(self, doc: Document) -> bool:
+        for _, body, _ in _bodies(doc):
+            contents = body["contents"]
+            return bool(contents) and all(_is_content(c) for c in contents)
+        return False
+
+    def read(self, doc: Document, source: str) -> list[Transcript]:
+        out = []
+        for path, body, ident in _bodies(doc):
+            bare = isinstance(doc.value, list)
+            cpath: Path = () if bare else path + ("contents",)
+            b = Builder(doc)
+            pairs = _Pairs()
+            system = _get(body, "systemInstruction", "system_instruction")
+            if system is not None and _is_content(system[1]):
+                read_parts(doc, "system", system[1]["parts"], path + (system[0], "parts"), b, pairs,
+                           origin=path + (system[0],))
+            for k, content in enumerate(body["contents"]):
+                if not _is_content(content):
+                    raise TranscriptError(f"expected a content with 'parts', got {json_type(content)}",
+                                          where=where(doc, cpath + (k,)))
+                role = "assistant" if content.get("role") == "model" else "user"
+                read_parts(doc, role, content["parts"], cpath + (k, "parts"), b, pairs, origin=cpath + (k,))
+            container = "API cassette (request bodies)" if "interactions" in path else (
+                "JSON Lines of request bodies" if doc.kind == "jsonl" else "")
+            out.append(b.build(self.name, id=ident, source=source, title="Gemini request", container=container))
+        return out
+
+
+# ---------------------------------------------------------------- Gemini CLI
+
+def _cli_messages(doc: Document) -> tuple[list[tuple[Path, dict[str, Any]]], list[tuple[str, list[Path]]], str]:
+    """(effective messages with their paths, all copies per message id, session id).
+
+    JSON Lines replay Gemini CLI's own loader: a message line replaces an earlier one
+    with the same id (keeping its place), ``$rewindTo`` drops that id and everything
+    after it. Every copy of a message is remembered so an export clears them all."""
+    if doc.kind == "json":
+        v = doc.value
+        msgs = [(("messages", i), m) for i, m in enumerate(v["messages"]) if isinstance(m, dict)]
+        return msgs, [], str_or_none(v.get("sessionId")) or "0"
+    current: dict[str, tuple[Path, dict[str, Any]]] = {}
+    copies: dict[str, list[Path]] = defaultdict(list)
+    session = "0"
+    for i, rec in doc.records():
+        if not isinstance(rec, dict):
+            continue
+        if isinstance(rec.get("$rewindTo"), str):
+            keys = list(current)
+            cut = keys.index(rec["$rewindTo"]) if rec["$rewindTo"] in current else 0
+            for key in keys[cut:]:
+                del current[key]
+        elif isinstance(rec.get("id"), str):
+            current[rec["id"]] = ((i,), rec)
+            copies[rec["id"]].append((i,))
+        elif isinstance(rec.get("sessionId"), str):
+            session = rec["sessionId"]
+    return list(current.values()), list(copies.items()), session
+
+
+def _is_cli_message(m: Any) -> bool:
+    return isinstance(m, dict) and isinstance(m.get("id"), str) and m.get("type") in (
+        "user", "gemini", "info", "error", "warning")
+
+
+class GeminiCliFormat(FormatReader):
+    name = "gemini-cli"
+    label = "Gemini CLI session (JSON or JSON Lines)"
+    aliases = ("gemini-cli-session",)
+    where_found = "~/.gemini/tmp/<project>/chats/session-*.json / .jsonl"
+    tool_result = "each toolCalls[] entry of a 'gemini' message: its result (function-response parts)"
+    export_changes = "the response's output string and the resultDisplay copy, in every copy of the message"
+    expects = "a Gemini CLI session: an object with 'sessionId' and 'messages', or its JSON Lines form"
+
+    def sniff(self, doc: Document) -> bool:
+        v = doc.value
+        if doc.kind == "json":
+            return (isinstance(v, dict) and isinstance(v.get("sessionId"), str)
+                    and isinstance(v.get("messages"), list) and any(_is_cli_message(m) for m in v["messages"]))
+        jl = doc.as_jsonl() if doc.kind != "jsonl" else doc
+        if jl is None:
+            return False
+        recs = [r for _, r in jl.records()]
+        head = recs[0] if recs else None
+        return (isinstance(head, dict) and isinstance(head.get("sessionId"), str) and "projectHash" in head
+                and any(_is_cli_message(r) for r in recs))
+
+    def read(self, doc: Document, source: str) -> list[Transcript]:
+        if doc.kind == "yaml":
+            raise TranscriptError(self.expects)
+        messages, copies, session = _cli_messages(doc)
+        copies_of = dict(copies)
+        b = Builder(doc)
+        if doc.kind == "jsonl":
+            for bad in doc.bad_lines:
+                b.warnings.append(f"line {bad.line} is not JSON ({bad.error}); kept as it is")
+        pairs = _Pairs()
+        usages: dict[int, Usage] = {}
+        skipped = 0
+        for path, m in messages:
+            kind = m.get("type")
+            content = m.get("content")
+            mid = str_or_none(m.get("id")) or ""
+            if kind in ("info", "error", "warning"):
+                skipped += 1
+                continue
+            role = "assistant" if kind == "gemini" else "user"
+            if isinstance(content, str):
+                text = content
+            elif _is_part_list(content):
+                text = "\n".join(p["text"] if isinstance(p.get("text"), str) else compact_json(p) for p in content)
+            elif isinstance(content, dict) and isinstance(content.get("text"), str):
+                text = content["text"]
+            else:
+                text = "" if content is None else compact_json(content)
+            raw_calls = m.get("toolCalls") if isinstance(m.get("toolCalls"), list) else []
+            calls = []
+            for tc in raw_calls:
+                if isinstance(tc, dict):
+                    name = str_or_none(tc.get("name")) or ""
+                    args = tc.get("args")
+                    calls.append(ToolCall(id=pairs.call(name, str_or_none(tc.get("id"))), name=name,
+                                          arguments=compact_json(args if args is not None else {})))
+            index = b.add(Message(role=role, content=text, tool_calls=tuple(calls)), (), path)
+            if kind == "gemini":
+                usage = gemini_usage(m.get("tokens"), model=str_or_none(m.get("model")) or "",
+                                     timestamp=str_or_none(m.get("timestamp")) or "", source="tokens")
+                if usage is not None:
+                    usages[index] = usage
+            for k, tc in enumerate(raw_calls):
+                if isinstance(tc, dict):
+                    self._result(doc, b, pairs, tc, k, path, copies_of.get(mid, [path]))
+        for index, usage in usages.items():
+            b.set_usage(index, usage)
+        if skipped:
+            b.notes.append(f"{skipped} info / error / warning messages are the CLI's own, not sent to the model")
+        if doc.kind == "jsonl":
+            b.notes.append("a message rewritten later in the file is read in its last version; "
+                           "an export clears every copy")
+        return [b.build(self.name, id=session, source=source, title="Gemini CLI session")]
+
+    @staticmethod
+    def _result(doc: Document, b: Builder, pairs: _Pairs, tc: dict[str, Any], k: int, path: Path,
+                copies: list[Path]) -> None:
+        """The tool message of toolCalls[k]: its result's text, with a slot in every copy."""
+        name = str_or_none(tc.get("name")) or ""
+        result = tc.get("result")
+        rel: list[Path] = []
+        text = ""
+        if isinstance(result, list):
+            for j, part in enumerate(result):
+                response = _get(part, *_RESPONSE_KEYS) if isinstance(part, dict) else None
+                if response is not None and isinstance(response[1], dict):
+                    part_text, slots = response_text(response[1].get("response"), ("result", j, response[0], "response"))
+                    text = part_text if not text else text + "\n" + part_text
+                    rel.extend(slots)
+        elif isinstance(result, str):
+            text, rel = result, [("result",)]
+        elif result is not None:
+            text = compact_json(result)
+        display = tc.get("resultDisplay")
+        if display is not None:
+            rel.extend(("resultDisplay",) + p[1:] for p in result_text_paths(display, ("resultDisplay",), text))
+        call_id = pairs.answer(name, str_or_none(tc.get("id")))
+        slots = [copy + ("toolCalls", k) + r for copy in copies for r in rel
+                 if _has_path(doc, copy + ("toolCalls", k) + r)]
+        b.add(Message(role="tool", content=text, tool_call_id=call_id, tool_name=name), slots,
+              path + ("toolCalls", k))
+
+
+def _has_path(doc: Document, path: Path) -> bool:
+    node: Any = doc.value
+    for key in path:
+        if isinstance(node, dict) and isinstance(key, str) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
+            node = node[key]
+        else:
+            return False
+    return not isinstance(node, BadLine)
+
+
+# ---------------------------------------------------------------- Google ADK
+
+class GoogleAdkFormat(FormatReader):
+    name = "google-adk"
+    label = "Google ADK session (events with Gemini content)"
+    aliases = ("adk",)
+    where_found = "Session.model_dump() / model_dump_json() of an ADK session service; adk web exports"
+    tool_result = "each function_response part of an event's content"
+    export_changes = "the response's output / result / content string"
+    expects = "an ADK session: an object with 'events', each with 'author' and a 'content' of Gemini parts"
+
+    def sniff(self, doc: Document) -> bool:
+        v = doc.value
+        events = v.get("events") if isinstance(v, dict) and doc.kind == "json" else None
+        return (isinstance(events, list) and bool(events)
+                and all(isinstance(e, dict) and "author" in e for e in events)
+                and any(_is_content(e.get("content")) for e in events))
+
+    def read(self, doc: Document, source: str) -> list[Transcript]:
+        v = doc.value
+        b = Builder(doc)
+        pairs = _Pairs()
+        for i, e in enumerate(v["events"]):
+            content = e.get("content")
+            if not _is_content(content):
+                continue
+            author = str_or_none(e.get("author")) or ""
+            role = "user" if content.get("role") == "user" or author == "user" else "assistant"
+            added = read_parts(doc, role, content["parts"], ("events", i, "content", "parts"), b, pairs,
+                               origin=("events", i))
+            meta = _get(e, "usageMetadata", "usage_metadata")
+            usage = gemini_usage(meta[1] if meta else None, model=str_or_none(e.get("model_version")) or "",
+                                 source="usageMetadata")
+            first = next((k for k in added if b.messages[k].role == "assistant"), None)
+            if usage is not None and first is not None:
+                b.set_usage(first, usage)
+        ident = str_or_none(v.get("id")) or "0"
+        return [b.build(self.name, id=ident, source=source, title="ADK session")]

@@ -1,0 +1,180 @@
+"""OpenAI Responses API items, and the files that hold them.
+
+The Responses API sends a list of items instead of messages: ``message`` items (or bare
+``{role, content}``), ``function_call`` / ``custom_tool_call`` / ``local_shell_call``
+items, their ``*_output`` items (the tool results, paired by ``call_id``), and
+``reasoning`` items (often encrypted; not counted). Codex CLI rollouts carry the same
+items, so ``read_item`` serves both readers.
+
+``openai-responses`` reads: a list of items, a request body with ``input`` (and
+``instructions``), JSON Lines of items or of request bodies, the request bodies of an
+API cassette, and the OpenAI Agents SDK's saved items: a session's item list, or a
+``RunState`` (``originalInput`` then each ``generatedItems[].rawItem``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ..errors import TranscriptError
+from ..model import Message, ToolCall, Transcript
+from ._base import Builder, FormatReader, compact_json, content_text, str_or_none, where
+from ._doc import Document, Path
+
+__all__ = ["CALLS", "OUTPUTS", "OpenAIResponsesFormat", "read_item"]
+
+CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action"}
+OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
+_OTHER = frozenset({"reasoning", "web_search_call", "file_search_call", "computer_call", "computer_call_output",
+                    "image_generation_call", "code_interpreter_call", "mcp_call", "mcp_list_tools",
+                    "mcp_approval_request", "mcp_approval_response", "item_reference", "compaction"})
+_TEXT_PARTS = frozenset({"input_text", "output_text", "text", "summary_text", "refusal"})
+
+
+def _is_item(value: Any) -> bool:
+    if not isinstance(value, dict):
+        return False
+    kind = str_or_none(value.get("type"))
+    if kind in CALLS or kind in OUTPUTS or kind in _OTHER:
+        return True
+    return (kind == "message" or kind is None) and isinstance(value.get("role"), str) and "content" in value
+
+
+def _is_responses_item(value: Any) -> bool:
+    """An item only the Responses API has (a bare {role, content} is Chat Completions too)."""
+    return isinstance(value, dict) and (
+        str_or_none(value.get("type")) in CALLS or str_or_none(value.get("type")) in OUTPUTS
+        or str_or_none(value.get("type")) in _OTHER
+        or (value.get("type") == "message" and isinstance(value.get("role"), str))
+        or (isinstance(value.get("content"), list) and any(
+            isinstance(p, dict) and p.get("type") in ("input_text", "output_text") for p in value["content"])))
+
+
+def _output(output: Any, path: Path) -> tuple[str, list[Path], list[Path]]:
+    """(text, slot, blanks) of an output: a string, ``{content}``, or a list of parts
+    (the first text part takes a new text, the others are emptied)."""
+    if isinstance(output, str):
+        return output, [path], []
+    if isinstance(output, dict) and isinstance(output.get("content"), str):
+        return output["content"], [path + ("content",)], []
+    if isinstance(output, list):
+        texts, paths = [], []
+        for j, part in enumerate(output):
+            if isinstance(part, dict) and str_or_none(part.get("type")) in _TEXT_PARTS and isinstance(
+                    part.get("text"), str):
+                if part["text"]:
+                    texts.append(part["text"])
+                paths.append(path + (j, "text"))
+            else:
+                texts.append(compact_json(part))
+        return "\n".join(texts), paths[:1], paths[1:]
+    return (compact_json(output) if output is not None else ""), [path], []
+
+
+def read_item(doc: Document, item: dict[str, Any], path: Path, b: Builder) -> str | None:
+    """Add one Responses item to ``b`` (the calls of one reply join one assistant
+    message); returns its kind, or None when it is not an item this reads."""
+    kind = str_or_none(item.get("type")) or ("message" if isinstance(item.get("role"), str) else None)
+    if kind == "message":
+        role = item.get("role") if isinstance(item.get("role"), str) else "user"
+        text = content_text(item.get("content"), doc, path + ("content",))
+        b.add(Message(role=role, content=text), [path + ("content",)], path)
+    elif kind in CALLS:
+        raw_args: Any = item.get(CALLS[kind])
+        args = raw_args if isinstance(raw_args, str) else compact_json(raw_args) if raw_args is not None else ""
+        name = item.get("name") if isinstance(item.get("name"), str) else kind.replace("_call", "")
+        call_id = item.get("call_id") or item.get("id") or ""
+        call = ToolCall(id=str(call_id), name=name, arguments=args)
+        last = b.messages[-1] if b.messages else None
+        if last is not None and last.role == "assistant":
+            b.extend_calls(len(b.messages) - 1, [call])
+        else:
+            b.add(Message(role="assistant", tool_calls=(call,)), (), path)
+    elif kind in OUTPUTS:
+        call_id = str(item.get("call_id") or "")
+        text, slots, blanks = _output(item.get("output"), path + ("output",))
+        b.add(Message(role="tool", content=text, tool_call_id=call_id, tool_name=b.tool_name_for(call_id)),
+              slots, path, blanks=blanks)
+    elif kind not in _OTHER:
+        return None
+    return kind
+
+
+def _item_lists(doc: Document) -> Iterator[tuple[str, list[tuple[Path, Any]], str | None, str]]:
+    """(id, items with paths, instructions, container) of every item list in the document."""
+    v = doc.value
+    if doc.kind == "jsonl":
+        recs = list(doc.records())
+        if recs and all(_is_item(r) for _, r in recs):
+            yield "0", [((i,), r) for i, r in recs], None, ""
+            return
+        for i, rec in recs:
+            if isinstance(rec, dict) and isinstance(rec.get("input"), list):
+                yield (f"line {i + 1}", [((i, "input", j), x) for j, x in enumerate(rec["input"])],
+                       str_or_none(rec.get("instructions")), "JSON Lines of request bodies")
+        return
+    if isinstance(v, list):
+        yield "0", [((j,), x) for j, x in enumerate(v)], None, ""
+    elif isinstance(v, dict) and isinstance(v.get("input"), list):
+        yield "0", [(("input", j), x) for j, x in enumerate(v["input"])], str_or_none(v.get("instructions")), ""
+    elif isinstance(v, dict) and isinstance(v.get("generatedItems"), list):
+        items: list[tuple[Path, Any]] = []
+        original = v.get("originalInput")
+        if isinstance(original, list):
+            items += [(("originalInput", j), x) for j, x in enumerate(original)]
+        elif isinstance(original, str):
+            items.append((("originalInput",), {"role": "user", "content": original}))
+        for j, gen in enumerate(v["generatedItems"]):
+            if isinstance(gen, dict) and isinstance(gen.get("rawItem"), dict):
+                items.append((("generatedItems", j, "rawItem"), gen["rawItem"]))
+        yield "0", items, None, "Agents SDK run state"
+    elif isinstance(v, dict) and isinstance(v.get("interactions"), list):
+        for i, it in enumerate(v["interactions"]):
+            request = it.get("request") if isinstance(it, dict) else None
+            body = request.get("parsed_body") if isinstance(request, dict) else None
+            if isinstance(body, dict) and isinstance(body.get("input"), list):
+                base = ("interactions", i, "request", "parsed_body", "input")
+                yield (f"request {i}", [(base + (j,), x) for j, x in enumerate(body["input"])],
+                       str_or_none(body.get("instructions")), "API cassette (request bodies)")
+
+
+class OpenAIResponsesFormat(FormatReader):
+    name = "openai-responses"
+    label = "OpenAI Responses API items (input list, request body, Agents SDK items, cassette)"
+    aliases = ("responses", "openai-agents", "agents-sdk")
+    where_found = ("Responses request bodies you log; OpenAI Agents SDK sessions and saved RunState; "
+                   "API cassettes")
+    tool_result = "each function_call_output / custom_tool_call_output item (paired by call_id)"
+    export_changes = "that item's 'output' (its first text part when it is a list of parts)"
+    expects = "a list of Responses items, a request body with 'input', a RunState, or a cassette of such requests"
+
+    def sniff(self, doc: Document) -> bool:
+        for _, items, _, _ in _item_lists(doc):
+            values = [x for _, x in items]
+            if values and all(_is_item(x) for x in values) and any(_is_responses_item(x) for x in values):
+                return True
+        return False
+
+    def read(self, doc: Document, source: str) -> list[Transcript]:
+        out = []
+        for ident, items, instructions, container in _item_lists(doc):
+            b = Builder(doc)
+            if instructions:
+                b.add(Message(role="system", content=instructions), (), ())
+            reasoning = 0
+            for path, item in items:
+                if not isinstance(item, dict):
+                    raise TranscriptError("expected a Responses item (an object)", where=where(doc, path))
+                kind = read_item(doc, item, path, b)
+                if kind is None:
+                    b.warnings.append(f"{where(doc, path)}: an item of type '{item.get('type')}' is not read")
+                elif kind == "reasoning":
+                    reasoning += 1
+            if reasoning:
+                b.notes.append(f"{reasoning} reasoning items are not counted (often encrypted)")
+            out.append(b.build(self.name, id=ident, source=source, title="Responses conversation",
+                               container=container))
+        if not out:
+            raise TranscriptError(self.expects)
+        return out

@@ -149,3 +149,18 @@ def test_a_file_is_never_read_as_zero_tool_results_without_a_reason() -> None:
         {"role": "user", "content": "and?"}]
     t = tc.load(json.dumps(unanswered).encode())
     assert any("have no result" in w for w in t.warnings)
+
+
+def test_cassette_response_usage_is_given_to_the_reply_it_produced() -> None:
+    path = DATA / "corpus" / "anthropic_messages" / "pydantic-ai_vcr_test_tool_search_eval_anthropic.yaml"
+    import yaml
+
+    raw = yaml.safe_load(path.read_text())
+    recorded = [i["response"]["parsed_body"]["usage"] for i in raw["interactions"]
+                if isinstance(i["response"].get("parsed_body"), dict) and "usage" in i["response"]["parsed_body"]]
+    ts = tc.load_all(path)
+    seen = {(m.usage.input_tokens, m.usage.output_tokens) for t in ts for m in t.messages if m.usage}
+    # every response that a later request carries as its assistant turn has its usage there
+    assert seen and seen <= {(u["input_tokens"], u["output_tokens"]) for u in recorded}
+    assert all(m.role == "assistant" for t in ts for m in t.messages if m.usage)
+    assert len(seen) >= 5

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import TranscriptError
-from ..model import Message, ToolCall, Transcript
+from ..model import Message, ToolCall, Transcript, Usage
 from ._base import Builder, FormatReader, compact_json, content_text, json_type, str_or_none, where
 from ._doc import BadLine, Document, Path
 
@@ -424,6 +424,59 @@ def chat_view(doc: Document) -> Document:
     return doc
 
 
+def _reply_key(m: Message) -> tuple[str, ...]:
+    """What identifies an assistant reply across requests: its tool-call ids, else its text."""
+    return tuple(c.id for c in m.tool_calls) if m.tool_calls else ("text", m.content)
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _response_usage(body: dict[str, Any]) -> tuple[tuple[str, ...], Usage] | None:
+    """(reply key, usage) of a recorded Anthropic or Chat Completions response body."""
+    usage = body.get("usage")
+    if not isinstance(usage, dict):
+        return None
+    model = str_or_none(body.get("model")) or ""
+    if isinstance(body.get("content"), list):  # Anthropic Messages
+        blocks = [b for b in body["content"] if isinstance(b, dict)]
+        ids = tuple(str(b.get("id")) for b in blocks if b.get("type") == "tool_use")
+        text = "\n".join(b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str))
+        return (ids or ("text", text)), Usage(
+            input_tokens=_count(usage.get("input_tokens")), output_tokens=_count(usage.get("output_tokens")),
+            cache_write_tokens=_count(usage.get("cache_creation_input_tokens")),
+            cache_read_tokens=_count(usage.get("cache_read_input_tokens")), model=model,
+            source="cassette response usage")
+    choices = body.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):  # Chat Completions
+        msg = choices[0].get("message") if isinstance(choices[0].get("message"), dict) else {}
+        calls = msg.get("tool_calls") if isinstance(msg.get("tool_calls"), list) else []
+        ids = tuple(str(c.get("id")) for c in calls if isinstance(c, dict))
+        details = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), dict) else {}
+        prompt, cached = _count(usage.get("prompt_tokens")), _count(details.get("cached_tokens"))
+        return (ids or ("text", str_or_none(msg.get("content")) or "")), Usage(
+            input_tokens=max(prompt - cached, 0), output_tokens=_count(usage.get("completion_tokens")),
+            cache_read_tokens=min(cached, prompt), model=model, source="cassette response usage")
+    return None
+
+
+def _cassette_usage(doc: Document) -> dict[tuple[str, ...], Usage]:
+    """The usage each recorded response reports, by the reply it produced: a later
+    request of the cassette carries that reply as an assistant message."""
+    v = doc.value
+    out: dict[tuple[str, ...], Usage] = {}
+    if doc.kind == "jsonl" or not isinstance(v, dict) or not isinstance(v.get("interactions"), list):
+        return out
+    for it in v["interactions"]:
+        response = it.get("response") if isinstance(it, dict) else None
+        body = response.get("parsed_body") if isinstance(response, dict) else None
+        found = _response_usage(body) if isinstance(body, dict) else None
+        if found is not None:
+            out[found[0]] = found[1]
+    return out
+
+
 class _ChatFamily(FormatReader):
     """Shared reading of every container shape for one message format."""
 
@@ -439,10 +492,15 @@ class _ChatFamily(FormatReader):
         convs = self.conversations(doc)
         if convs is None:
             raise TranscriptError(self.expected(doc))
+        recorded = _cassette_usage(doc)
         out = []
         for conv in convs:
             b = Builder(doc)
             self.convert(doc, conv, b)
+            for index, m in enumerate(b.messages):
+                key = _reply_key(m)
+                if m.role == "assistant" and key in recorded:
+                    b.set_usage(index, recorded[key])
             out.append(b.build(self.name, id=conv.id, source=source, title=conv.title, container=conv.container))
         return out
 

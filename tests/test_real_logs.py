@@ -164,3 +164,59 @@ def test_cassette_response_usage_is_given_to_the_reply_it_produced() -> None:
     assert seen and seen <= {(u["input_tokens"], u["output_tokens"]) for u in recorded}
     assert all(m.role == "assistant" for t in ts for m in t.messages if m.usage)
     assert len(seen) >= 5
+
+
+def _walk(value):
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            yield node
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
+def _records(path: Path) -> list:
+    text = path.read_text()
+    if path.suffix == ".yaml":
+        import yaml
+
+        return [yaml.safe_load(text)]
+    try:
+        return [json.loads(text)]
+    except ValueError:
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def _count_independently(path: Path) -> int:
+    """Tool results a model saw, counted from the raw JSON by each format's own rule."""
+    folder = path.parent.name
+    recs = _records(path)
+    nodes = [n for r in recs for n in _walk(r)]
+    if folder == "claude_code":  # in message.content (a line whose message lacks 'content' is broken)
+        return sum(1 for r in recs if isinstance(r, dict) and isinstance(r.get("message"), dict)
+                   for b in (r["message"].get("content") if isinstance(r["message"].get("content"), list) else ())
+                   if isinstance(b, dict) and b.get("type") == "tool_result")
+    if folder == "anthropic_messages":
+        return sum(1 for n in nodes if n.get("type") == "tool_result")
+    if folder == "codex_cli":
+        return sum(1 for r in recs if r.get("type") == "response_item"
+                   and r["payload"].get("type") in ("function_call_output", "custom_tool_call_output"))
+    if folder == "openhands":
+        return sum(1 for n in nodes if "observation" in n and n.get("tool_call_metadata"))
+    if folder == "swe_agent":
+        history = recs[0]["history"]
+        # a tool message, or (no function calling) the user turn answering an assistant action
+        return sum(1 for k, h in enumerate(history) if h["role"] == "tool" or (
+            h["role"] == "user" and k and history[k - 1]["role"] == "assistant" and history[k - 1].get("action")))
+    return sum(1 for n in nodes if n.get("role") == "tool")
+
+
+CORPUS_FILES = sorted(p for p in (DATA / "corpus").rglob("*") if p.is_file() and p.suffix != ".md")
+
+
+@pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: p.name[:45])
+def test_every_corpus_file_yields_every_tool_result(path) -> None:
+    found = sum(1 for t in tc.load_all(path) for m in t.messages if m.role == "tool")
+    assert found == _count_independently(path)

@@ -298,3 +298,17 @@ def test_an_internal_error_is_one_line_and_the_app_keeps_working(monkeypatch) ->
     monkeypatch.undo()
     at.slider(key="keep_slider").set_value(2000).run()
     assert not at.error and metrics(at)["Messages"] == "45"
+
+
+def test_about_box_shows_recorded_usage_and_new_formats_load() -> None:
+    path = CORPUS / "codex_cli" / "codex-session-view_rollout-2025-11-17T15-30-28-019a93b9.jsonl"
+    at = start(sample="none")
+    at.file_uploader(key="upload").set_value((path.name, path.read_bytes(), "application/octet-stream")).run()
+    assert not at.exception and not at.error
+    line = report.recorded_usage(tc.load(path).messages)
+    assert line and any(line[:40].replace("(", "").lower() in c.value.replace("\\", "").replace("(", "").lower()
+                        for c in at.caption)
+    gemini = ROOT / "tests" / "data" / "formats" / "gemini-cli_session.jsonl"
+    at.file_uploader(key="upload").set_value((gemini.name, gemini.read_bytes(), "application/octet-stream")).run()
+    assert not at.exception and not at.error
+    assert metrics(at)["Tool results"] == "2"

@@ -169,8 +169,8 @@ def render_source() -> tuple[str, bytes, str] | None:
     )
     st.sidebar.selectbox("…or a bundled sample", [*SAMPLES, NO_SAMPLE], key="sample", on_change=_source_changed,
                          disabled=upload is not None)
-    names = ["auto", *(f.name for f in tc.formats())]
-    labels = {"auto": "auto-detect", **{f.name: f"{f.name}: {f.label}" for f in tc.formats()}}
+    names = ["auto", *(f.name for f in tc.list_formats())]
+    labels = {"auto": "auto-detect", **{f.name: f"{f.name}: {f.label}" for f in tc.list_formats()}}
     st.sidebar.selectbox("Format", names, key="format", format_func=labels.__getitem__, on_change=_source_changed)
     if upload is not None:
         return upload.name, upload.getvalue(), f"upload:{upload.file_id}"

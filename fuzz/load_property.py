@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import toolclear as tc
 
-FORMATS = ["auto", *(f.name for f in tc.formats())]
+FORMATS = ["auto", *(f.name for f in tc.list_formats())]
 CLEAR_ALL = tc.ClearToolResultConfig(tool_result_token_threshold=0, keep_recent_tokens=0, placeholder="[x]")
 
 

@@ -123,7 +123,7 @@ def test_inspect_with_tiktoken_counter_on_a_container() -> None:
 
 def test_formats_and_counters_commands() -> None:
     code, out, _ = run("formats")
-    assert code == 0 and all(f.name.encode() in out for f in tc.formats())
+    assert code == 0 and all(f.name.encode() in out for f in tc.list_formats())
     code, out, _ = run("counters")
     assert code == 0 and b"eino" in out and b"cl100k_base" in out
 

@@ -256,7 +256,7 @@ def test_fine_tuning_jsonl_is_one_conversation_per_line() -> None:
 
 
 def test_format_names_and_aliases() -> None:
-    names = [f.name for f in tc.formats()]
+    names = [f.name for f in tc.list_formats()]
     assert names[:2] == ["claude-code", "codex"] and "langchain" in names and "eino" in names
     path = CORPUS / "eino" / "eino-examples_einoagent_memory_f1d40587.jsonl"
     assert tc.load(path, format="EINO").format == "eino"

@@ -408,3 +408,24 @@ def test_real_ctrl_c_never_leaves_a_temp_file_and_reports_truly(tmp_path) -> Non
             assert ("wrote" in err) == out.exists(), err
         else:
             assert proc.returncode == 0 and out.exists(), (proc.returncode, err)
+
+
+def test_modules_are_not_shadowed_by_functions() -> None:
+    import importlib
+
+    import toolclear.formats
+
+    assert toolclear.formats is importlib.import_module("toolclear.formats")  # the module, not a function
+    assert callable(tc.list_formats) and callable(tc.replay) and callable(tc.offload)
+    for name in ("toolclear.replay", "toolclear.offload"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(name)
+
+
+def test_a_cassette_without_pyyaml_says_to_install_it(tmp_path) -> None:
+    code = ("import sys; sys.modules['yaml'] = None\n"
+            "import toolclear as tc\n"
+            "try:\n    tc.load(sys.argv[1])\nexcept tc.TranscriptError as e:\n    print(e)\n")
+    path = DATA / "corpus" / "anthropic_messages" / "pydantic-ai_vcr_test_tool_search_eval_anthropic.yaml"
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=60)
+    assert "needs PyYAML" in done.stdout and "pip install" in done.stdout, done.stdout + done.stderr

@@ -43,7 +43,7 @@ def test_files_match_their_generator() -> None:
 
 
 def test_every_new_format_is_listed() -> None:
-    names = {f.name for f in tc.formats()}
+    names = {f.name for f in tc.list_formats()}
     assert {"gemini-cli", "openai-responses", "gemini-api", "smolagents", "google-adk"} <= names
 
 

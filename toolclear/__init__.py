@@ -18,9 +18,9 @@ from .errors import (
     ToolclearError,
     TranscriptError,
 )
-from .formats import FormatInfo, dump, dump_all, formats, load, load_all
+from .formats import FormatInfo, dump, dump_all, list_formats, load, load_all
 from .model import Message, MessageStatus, Role, ToolCall, Transcript, Usage
-from .offload import (
+from ._offload import (
     LocalDirBackend,
     MemoryBackend,
     Offloaded,
@@ -29,7 +29,7 @@ from .offload import (
     ToolResultOffloadingConfig,
     offload,
 )
-from .replay import Replay, ReplayStep, replay
+from ._replay import Replay, ReplayStep, replay
 
 __version__ = "0.1.0"
 
@@ -66,9 +66,9 @@ __all__ = [
     "dump",
     "dump_all",
     "eino_tokens",
-    "formats",
     "get_counter",
     "list_counters",
+    "list_formats",
     "load",
     "load_all",
     "offload",

@@ -12,7 +12,7 @@ from typing import Any
 
 from .clearing import Reduction
 from .model import Message, MessageStatus
-from .replay import Replay
+from ._replay import Replay
 from .report import display_text, window_start
 from .sweep import Sweep
 

@@ -31,7 +31,7 @@ from ._gc import paused_gc
 from .counters import DEFAULT_COUNTER, TokenCounter, count_tokens, counter_name, get_counter, is_builtin
 from .errors import ConfigError
 from .model import Message, MessageStatus
-from .offload import OffloadRecord, StorageBackend, ToolResultOffloadingConfig, offload_messages
+from ._offload import OffloadRecord, StorageBackend, ToolResultOffloadingConfig, offload_messages
 
 __all__ = [
     "DEFAULT_KEEP_RECENT_TOKENS",
@@ -179,11 +179,9 @@ class SequenceIndex:
         hit = self._outputs.get(key)
         if hit is None:
             out = list(self.seq)
-            memo_key = ("cleared", placeholder)
             with paused_gc():
                 for i in cleared:
-                    m = out[i]
-                    out[i] = m._memo.get(memo_key) or cleared_copy(m, placeholder)
+                    out[i] = cleared_copy(out[i], placeholder)
             hit = tuple(out)
             self._outputs[key] = hit
             while len(self._outputs) > 4:
@@ -249,12 +247,13 @@ def counts_after(
 
 def cleared_copy(message: Message, placeholder: str) -> Message:
     """The message holding the placeholder; memoised, so clearing the same message again
-    (a slider move, the next replay step) costs nothing."""
-    key = ("cleared", placeholder)
-    new = message._memo.get(key)
-    if new is None:
-        new = message.with_content(placeholder)
-        message._memo[key] = new
+    (a slider move, the next replay step) costs nothing. One slot per message, for the
+    last placeholder used, so trying many placeholders keeps the memo bounded."""
+    hit = message._memo.get("cleared")
+    if hit is not None and hit[0] == placeholder:
+        return hit[1]  # type: ignore[no-any-return]
+    new = message.with_content(placeholder)
+    message._memo["cleared"] = (placeholder, new)
     return new
 
 

@@ -30,10 +30,10 @@ from .clearing import (
 from .counters import count_tokens, get_counter, list_counters
 from .errors import ToolclearError
 from .exports import json_bytes
-from .formats import dump_all, formats, load_all
+from .formats import dump_all, list_formats, load_all
 from .model import Transcript
-from .offload import DEFAULT_OFFLOADING_TOKEN_LIMIT, LocalDirBackend, ToolResultOffloadingConfig
-from .replay import replay
+from ._offload import DEFAULT_OFFLOADING_TOKEN_LIMIT, LocalDirBackend, ToolResultOffloadingConfig
+from ._replay import replay
 from .report import display_text, recorded_usage, report_dict, summary_dict, tool_summary
 
 __all__ = ["main"]
@@ -419,8 +419,8 @@ def _inspect(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> in
 
 def _formats(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
     lines = []
-    width = max(len(f.name) for f in formats())
-    for f in formats():
+    width = max(len(f.name) for f in list_formats())
+    for f in list_formats():
         lines.append(f"{f.name:<{width}}  {f.label}")
         lines.append(f"{'':<{width}}  found: {f.where_found}")
         lines.append(f"{'':<{width}}  tool result: {f.tool_result}")

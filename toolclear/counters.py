@@ -113,6 +113,9 @@ class _NamedCounter:
 
 
 _EINO = _NamedCounter(DEFAULT_COUNTER, eino_tokens)
+_CUSTOM = ("custom counter",)
+"""The memo key of a message's count by a custom (callable) counter: one slot, so the
+memo stays bounded however many counters are tried."""
 _lock = threading.Lock()
 _loaded: dict[str, _NamedCounter] = {}
 
@@ -342,10 +345,16 @@ def count_tokens(
     ``progress`` is called with the fraction done while messages not counted before are
     being counted (only when there are some), so a UI can show a progress bar."""
     fn = get_counter(counter)
-    key = fn.name if isinstance(fn, _NamedCounter) else fn
-    out = [m._memo.get(key) for m in messages]
+    named = isinstance(fn, _NamedCounter)
+    key: Any = fn.name if named else _CUSTOM
+    if named:
+        out = [m._memo.get(key) for m in messages]
+    else:
+        # one slot per message for any custom counter, holding the last one used: a new
+        # lambda on every call must not grow each message's memo without bound
+        out = [hit[1] if (hit := m._memo.get(_CUSTOM)) is not None and hit[0] is fn else None for m in messages]
     if None not in out:
-        return tuple(out)
+        return tuple(out)  # type: ignore[arg-type]
     todo = [(i, m) for i, (m, n) in enumerate(zip(messages, out)) if n is None]
     step = 2048
     for start in range(0, len(todo), step):
@@ -357,7 +366,7 @@ def count_tokens(
         else:
             values = [_checked(fn(m), i) for i, m in chunk]
         for (i, m), n in zip(chunk, values):
-            m._memo[key] = n
+            m._memo[key] = n if named else (fn, n)
             out[i] = n
         if progress is not None:
             progress(min(1.0, (start + len(chunk)) / len(todo)))

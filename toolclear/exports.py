@@ -11,7 +11,7 @@ from typing import Any
 
 from .formats._doc import JsonStyle
 from .model import Message
-from .offload import LocalDirBackend, OffloadRecord, StorageBackend, storage_name
+from ._offload import LocalDirBackend, OffloadRecord, StorageBackend, storage_name
 from .report import ROW_FIELDS
 
 __all__ = ["csv_cell", "eino_json", "json_bytes", "offloaded_zip", "report_csv", "report_json"]

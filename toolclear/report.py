@@ -13,8 +13,8 @@ from typing import Any
 
 from .clearing import ClearToolResultConfig, Reduction
 from .model import Message, MessageStatus, Transcript
-from .offload import ToolResultOffloadingConfig
-from .replay import Replay
+from ._offload import ToolResultOffloadingConfig
+from ._replay import Replay
 
 __all__ = [
     "ROW_FIELDS",

@@ -14,7 +14,7 @@ from .clearing import (
     DEFAULT_THRESHOLD,
     ClearToolResultConfig,
 )
-from .offload import ToolResultOffloadingConfig
+from ._offload import ToolResultOffloadingConfig
 
 __all__ = ["cli_command", "go_snippet", "python_snippet"]
 

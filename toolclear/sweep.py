@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from .clearing import ClearToolResultConfig, reduce_by_tokens
 from .counters import count_tokens, get_counter
 from .model import Message
-from .replay import replay
+from ._replay import replay
 
 __all__ = ["SliderBounds", "Sweep", "grid_values", "nice_ceil", "slider_bounds", "sweep"]
 

@@ -33,7 +33,7 @@ __all__ = [
     "dump",
     "dump_all",
     "format_names",
-    "formats",
+    "list_formats",
     "load",
     "load_all",
 ]
@@ -68,7 +68,7 @@ class FormatInfo:
     export_changes: str
 
 
-def formats() -> tuple[FormatInfo, ...]:
+def list_formats() -> tuple[FormatInfo, ...]:
     """Every format toolclear reads, in the order auto-detection tries them."""
     return tuple(
         FormatInfo(r.name, r.label, r.where_found, r.tool_result, r.export_changes) for r in _READERS

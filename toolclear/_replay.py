@@ -31,7 +31,7 @@ from .clearing import (
 )
 from .counters import count_tokens, get_counter
 from .model import Message, MessageStatus
-from .offload import OffloadRecord, StorageBackend, ToolResultOffloadingConfig, offload_messages
+from ._offload import OffloadRecord, StorageBackend, ToolResultOffloadingConfig, offload_messages
 
 __all__ = ["Replay", "ReplayStep", "model_calls", "replay"]
 

@@ -19,7 +19,7 @@ import pandas as pd
 import streamlit as st
 
 import toolclear as tc
-from toolclear import charts, exports, report, snippets
+from toolclear import charts, exports, report, schema, snippets
 from toolclear import sweep as sweeps
 
 ROOT = Path(__file__).resolve().parent
@@ -34,7 +34,7 @@ SAMPLES = {
 NO_SAMPLE = "(none)"
 UPLOAD_LIMIT_MB = 200
 DETAIL_CHARS = 20_000
-MODES = ("single pass", "replay")
+MODES = schema.MODES
 VIEWS = ("Token usage", "Replay", "Messages", "Parameter sweep", "Export")
 DEFAULTS = {
     "threshold_slider": tc.DEFAULT_THRESHOLD,

@@ -198,3 +198,28 @@ def test_transcript_size_hint() -> None:
         assert run.size == 4 * sum(tc.count_tokens(run.messages)) - sum(
             (-(len(m.content.encode()) + sum(len(c.arguments.encode()) for c in m.tool_calls))) % 4 for m in run.messages)
     assert runs[0].size < runs[-1].size
+
+
+def test_report_json_follows_its_schema(t) -> None:
+    """The report is a public artifact: its keys and types are those of schema.ReportDict."""
+    from typing import get_type_hints
+
+    from toolclear import schema
+
+    for result in (tc.reduce_by_tokens(t.messages), tc.replay(t.messages)):
+        doc = json.loads(exports.report_json(report.report_dict(result, t)))
+        assert doc["schema_version"] == schema.SCHEMA_VERSION
+        hints = get_type_hints(schema.ReportDict)
+        assert set(doc) <= set(hints) and schema.ReportDict.__required_keys__ <= set(doc)
+        assert set(doc["summary"]) <= set(get_type_hints(schema.SummaryDict))
+        assert schema.SummaryDict.__required_keys__ <= set(doc["summary"])
+        assert doc["summary"]["mode"] in schema.MODES
+        assert all(list(row) == list(report.ROW_FIELDS) for row in doc["messages"])
+        for step in doc.get("steps", []):
+            assert set(step) == set(get_type_hints(schema.StepDict))
+
+
+def test_format_names_are_defined_once() -> None:
+    from toolclear import schema
+
+    assert tuple(f.name for f in tc.list_formats()) == schema.FORMAT_NAMES

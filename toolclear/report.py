@@ -9,12 +9,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from .clearing import ClearToolResultConfig, Reduction
 from .model import Message, MessageStatus, Transcript
 from ._offload import ToolResultOffloadingConfig
 from ._replay import Replay
+from .schema import SCHEMA_VERSION, ReportDict, RowDict, SettingsDict, SummaryDict
 
 __all__ = [
     "ROW_FIELDS",
@@ -32,20 +33,8 @@ __all__ = [
 
 Result = Reduction | Replay
 
-ROW_FIELDS = (
-    "index",
-    "role",
-    "tool_name",
-    "tool_call_id",
-    "tokens_before",
-    "tokens_after",
-    "status",
-    "in_window",
-    "cleared_at_call",
-    "offloaded_path",
-    "origin",
-    "preview",
-)
+ROW_FIELDS: tuple[str, ...] = tuple(RowDict.__annotations__)
+"""The report's per-message fields, in column order (from ``schema.RowDict``)."""
 
 
 def display_text(text: str) -> str:
@@ -126,17 +115,17 @@ def message_table(result: Result, transcript: Transcript | None = None) -> dict[
     }
 
 
-def message_rows(result: Result, transcript: Transcript | None = None) -> list[dict[str, Any]]:
+def message_rows(result: Result, transcript: Transcript | None = None) -> list[RowDict]:
     """One dict per message, with the fields of ``ROW_FIELDS`` (for JSON and CSV)."""
     table = message_table(result, transcript)
     columns = [table[f] for f in ROW_FIELDS]
-    return [dict(zip(ROW_FIELDS, values)) for values in zip(*columns)]
+    return [cast(RowDict, dict(zip(ROW_FIELDS, values))) for values in zip(*columns)]
 
 
 def settings_dict(
     config: ClearToolResultConfig, offloading: ToolResultOffloadingConfig | None = None
-) -> dict[str, Any]:
-    out: dict[str, Any] = {
+) -> SettingsDict:
+    out: SettingsDict = {
         "tool_result_token_threshold": config.tool_result_token_threshold,
         "keep_recent_tokens": config.keep_recent_tokens,
         "placeholder": config.placeholder,
@@ -152,13 +141,20 @@ def settings_dict(
     return out
 
 
-def summary_dict(result: Result) -> dict[str, Any]:
+def summary_dict(result: Result) -> SummaryDict:
     """Totals of one result: what the app's headline metrics show."""
     before = result.tokens_before
     after = result.tokens_after
     statuses = Counter(str(s) for s in result.statuses)
     tool_results = sum(1 for m in result.messages if m.role == "tool")
-    out: dict[str, Any] = {
+    if isinstance(result, Replay):
+        last = result.steps[-1] if result.steps else None
+        triggered = last.triggered if last is not None else False
+        total_tool = last.total_tool_result_tokens if last is not None else 0
+    else:
+        triggered, total_tool = result.triggered, result.total_tool_result_tokens
+    out: SummaryDict = {
+        "mode": "replay" if isinstance(result, Replay) else "single pass",
         "messages": len(result.messages),
         "tool_results": tool_results,
         "tokens_before": before,
@@ -168,29 +164,15 @@ def summary_dict(result: Result) -> dict[str, Any]:
         "cleared": statuses.get(str(MessageStatus.CLEARED), 0),
         "status_counts": dict(sorted(statuses.items())),
         "recent_start_index": window_start(result),
+        "triggered": triggered,
+        "total_tool_result_tokens": total_tool,
+        "cleared_indices": list(result.cleared_indices),
     }
     if isinstance(result, Replay):
-        out.update(
-            {
-                "mode": "replay",
-                "model_calls": len(result.model_call_steps),
-                "cache_breaks": result.cache_breaks,
-                "tokens_sent": result.tokens_sent,
-                "tokens_sent_unreduced": result.tokens_sent_unreduced,
-                "triggered": result.steps[-1].triggered if result.steps else False,
-                "total_tool_result_tokens": result.steps[-1].total_tool_result_tokens if result.steps else 0,
-                "cleared_indices": list(result.cleared_indices),
-            }
-        )
-    else:
-        out.update(
-            {
-                "mode": "single pass",
-                "triggered": result.triggered,
-                "total_tool_result_tokens": result.total_tool_result_tokens,
-                "cleared_indices": list(result.cleared_indices),
-            }
-        )
+        out["model_calls"] = len(result.model_call_steps)
+        out["cache_breaks"] = result.cache_breaks
+        out["tokens_sent"] = result.tokens_sent
+        out["tokens_sent_unreduced"] = result.tokens_sent_unreduced
     if result.offloads:
         done = [r for r in result.offloads if r is not None and r.offloaded]
         out["offloaded"] = len(done)
@@ -204,15 +186,18 @@ def report_dict(
     result: Result,
     transcript: Transcript | None = None,
     offloading: ToolResultOffloadingConfig | None = None,
-) -> dict[str, Any]:
-    """The whole JSON report of one conversation."""
-    out: dict[str, Any] = {}
+) -> ReportDict:
+    """The whole JSON report of one conversation (its shape: ``schema.ReportDict``)."""
+    out: ReportDict = {
+        "schema_version": SCHEMA_VERSION,
+        "settings": settings_dict(result.config, offloading),
+        "summary": summary_dict(result),
+        "messages": [],
+    }
     if transcript is not None:
-        out.update(
-            {"source": transcript.source, "format": transcript.format, "conversation": transcript.id}
-        )
-    out["settings"] = settings_dict(result.config, offloading)
-    out["summary"] = summary_dict(result)
+        out["source"] = transcript.source
+        out["format"] = transcript.format
+        out["conversation"] = transcript.id
     if isinstance(result, Replay):
         out["steps"] = [
             {

@@ -15,6 +15,7 @@ from .clearing import (
     ClearToolResultConfig,
 )
 from ._offload import ToolResultOffloadingConfig
+from .schema import Mode
 
 __all__ = ["cli_command", "go_snippet", "python_snippet"]
 
@@ -98,7 +99,7 @@ def python_snippet(
     offloading: ToolResultOffloadingConfig | None = None,
     *,
     path: str = "transcript.json",
-    mode: str = "single pass",
+    mode: Mode = "single pass",
     conversation: str | None = None,
 ) -> str:
     """toolclear Python that reproduces what the app shows; ``conversation`` picks one
@@ -141,7 +142,7 @@ def cli_command(
     offloading: ToolResultOffloadingConfig | None = None,
     *,
     path: str = "transcript.json",
-    mode: str = "single pass",
+    mode: Mode = "single pass",
     output: str | None = None,
     conversation: str | None = None,
 ) -> str:

@@ -15,6 +15,7 @@ from .clearing import ClearToolResultConfig, reduce_by_tokens
 from .counters import count_tokens, get_counter
 from .model import Message
 from ._replay import replay
+from .schema import Mode
 
 __all__ = ["SliderBounds", "Sweep", "grid_values", "nice_ceil", "slider_bounds", "sweep"]
 
@@ -94,7 +95,7 @@ def sweep(
     thresholds: Sequence[int],
     keeps: Sequence[int],
     *,
-    mode: str = "single pass",
+    mode: Mode = "single pass",
 ) -> Sweep:
     """Tokens saved (and, in replay mode, prompt-cache breaks) for every pair of values.
 

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 from ..errors import TranscriptError
 from ..model import Message, ToolCall, Transcript, Usage, json_type
+from ..schema import FormatName
 from ._doc import Document, Path, render_path
 
 __all__ = [
@@ -258,7 +259,7 @@ class Builder:
 class FormatReader:
     """A transcript format: how to recognise it and read its conversations."""
 
-    name: ClassVar[str] = ""
+    name: ClassVar[FormatName]
     label: ClassVar[str] = ""
     aliases: ClassVar[tuple[str, ...]] = ()
     where_found: ClassVar[str] = ""

@@ -20,6 +20,7 @@ import atheris
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 with atheris.instrument_imports():
     import load_property
+
     import toolclear  # noqa: F401  (instrumented for coverage)
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,6 +16,8 @@ if ! command -v chromium >/dev/null 2>&1 && [ ! -x "${CHROMIUM_PATH:-/usr/bin/ch
   fi
 fi
 bash scripts/setup.sh
+.venv/bin/ruff check --quiet || { echo "test: ruff check failed" >&2; exit 1; }
+.venv/bin/mypy --no-error-summary toolclear || { echo "test: mypy toolclear failed" >&2; exit 1; }
 rc=0
 .venv/bin/python -m pytest -q -p no:cacheprovider tests "$@" || rc=$?
 if [ "$rc" -eq 5 ]; then echo "test: no tests collected" >&2; exit 1; fi

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import toolclear as tc
-from toolclear import ClearToolResultConfig, Message, MemoryBackend, ToolResultOffloadingConfig
+from toolclear import ClearToolResultConfig, MemoryBackend, Message, ToolResultOffloadingConfig
 
 from .conftest import load_vectors
 

@@ -9,7 +9,7 @@ import pytest
 from .conftest import DATA, ROOT
 
 sys.path.insert(0, str(ROOT / "fuzz"))
-import load_property  # noqa: E402
+import load_property
 
 CASES = sorted((DATA / "fuzz").iterdir())
 

@@ -2,6 +2,16 @@
 
 from __future__ import annotations
 
+from ._offload import (
+    LocalDirBackend,
+    MemoryBackend,
+    Offloaded,
+    OffloadRecord,
+    StorageBackend,
+    ToolResultOffloadingConfig,
+    offload,
+)
+from ._replay import Replay, ReplayStep, replay
 from .clearing import (
     DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_PLACEHOLDER,
@@ -20,16 +30,6 @@ from .errors import (
 )
 from .formats import FormatInfo, dump, dump_all, list_formats, load, load_all
 from .model import Message, MessageStatus, Role, ToolCall, Transcript, Usage
-from ._offload import (
-    LocalDirBackend,
-    MemoryBackend,
-    Offloaded,
-    OffloadRecord,
-    StorageBackend,
-    ToolResultOffloadingConfig,
-    offload,
-)
-from ._replay import Replay, ReplayStep, replay
 
 __version__ = "0.1.0"
 

@@ -21,6 +21,7 @@ from itertools import accumulate
 from typing import NamedTuple
 
 from ._gc import paused_gc
+from ._offload import OffloadRecord, StorageBackend, ToolResultOffloadingConfig, offload_messages
 from .clearing import (
     ClearToolResultConfig,
     SequenceIndex,
@@ -31,7 +32,6 @@ from .clearing import (
 )
 from .counters import count_tokens, get_counter
 from .model import Message, MessageStatus
-from ._offload import OffloadRecord, StorageBackend, ToolResultOffloadingConfig, offload_messages
 
 __all__ = ["Replay", "ReplayStep", "model_calls", "replay"]
 

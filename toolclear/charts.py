@@ -10,9 +10,9 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
+from ._replay import Replay
 from .clearing import Reduction
 from .model import Message, MessageStatus
-from ._replay import Replay
 from .report import display_text, window_start
 from .sweep import Sweep
 

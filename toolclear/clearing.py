@@ -28,10 +28,10 @@ from itertools import accumulate
 from typing import Any
 
 from ._gc import paused_gc
+from ._offload import OffloadRecord, StorageBackend, ToolResultOffloadingConfig, offload_messages
 from .counters import DEFAULT_COUNTER, TokenCounter, count_tokens, counter_name, get_counter, is_builtin
 from .errors import ConfigError
 from .model import Message, MessageStatus
-from ._offload import OffloadRecord, StorageBackend, ToolResultOffloadingConfig, offload_messages
 
 __all__ = [
     "DEFAULT_KEEP_RECENT_TOKENS",
@@ -251,7 +251,7 @@ def cleared_copy(message: Message, placeholder: str) -> Message:
     last placeholder used, so trying many placeholders keeps the memo bounded."""
     hit = message._memo.get("cleared")
     if hit is not None and hit[0] == placeholder:
-        return hit[1]  # type: ignore[no-any-return]
+        return hit[1]
     new = message.with_content(placeholder)
     message._memo["cleared"] = (placeholder, new)
     return new

@@ -20,11 +20,14 @@ from pathlib import Path
 from typing import IO, NoReturn
 
 from . import __version__
+from ._offload import DEFAULT_OFFLOADING_TOKEN_LIMIT, LocalDirBackend, ToolResultOffloadingConfig
+from ._replay import Replay, replay
 from .clearing import (
     DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_PLACEHOLDER,
     DEFAULT_THRESHOLD,
     ClearToolResultConfig,
+    Reduction,
     reduce_by_tokens,
 )
 from .counters import count_tokens, get_counter, list_counters
@@ -32,8 +35,6 @@ from .errors import ToolclearError
 from .exports import json_bytes
 from .formats import dump_all, list_formats, load_all
 from .model import Transcript
-from ._offload import DEFAULT_OFFLOADING_TOKEN_LIMIT, LocalDirBackend, ToolResultOffloadingConfig
-from ._replay import replay
 from .report import display_text, recorded_usage, report_dict, summary_dict, tool_summary
 
 __all__ = ["main"]
@@ -88,7 +89,7 @@ def _parser() -> _Parser:
     parser.add_argument("--version", action="version", version=f"toolclear {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument("input", metavar="INPUT", help="transcript file, or - for standard input")
     common.add_argument("--format", default="auto", help="input format (default: auto-detect; see 'toolclear formats')")
     common.add_argument("--conversation", metavar="ID", help="only this conversation of a file that holds several")
@@ -311,6 +312,7 @@ def _reduce(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
     pairs, reports = [], []
     cleared = failures = offloaded = saved = breaks = 0
     for t in chosen:
+        result: Reduction | Replay
         if args.replay:
             result = replay(t.messages, config, offloading=offloading, backend=backend)
         else:

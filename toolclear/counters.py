@@ -346,7 +346,7 @@ def count_tokens(
     being counted (only when there are some), so a UI can show a progress bar."""
     fn = get_counter(counter)
     named = isinstance(fn, _NamedCounter)
-    key: Any = fn.name if named else _CUSTOM
+    key: Any = fn.name if isinstance(fn, _NamedCounter) else _CUSTOM
     if named:
         out = [m._memo.get(key) for m in messages]
     else:

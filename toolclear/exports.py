@@ -9,9 +9,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ._offload import LocalDirBackend, OffloadRecord, StorageBackend, storage_name
 from .formats._doc import JsonStyle
 from .model import Message
-from ._offload import LocalDirBackend, OffloadRecord, StorageBackend, storage_name
 from .report import ROW_FIELDS
 
 __all__ = ["csv_cell", "eino_json", "json_bytes", "offloaded_zip", "report_csv", "report_json"]

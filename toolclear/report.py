@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from .clearing import ClearToolResultConfig, Reduction
-from .model import Message, MessageStatus, Transcript
 from ._offload import ToolResultOffloadingConfig
 from ._replay import Replay
+from .clearing import ClearToolResultConfig, Reduction
+from .model import Message, MessageStatus, Transcript
 from .schema import SCHEMA_VERSION, ReportDict, RowDict, SettingsDict, SummaryDict
 
 __all__ = [

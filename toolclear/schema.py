@@ -101,7 +101,7 @@ class StepDict(TypedDict):
     context_tokens_unreduced: int
     total_tool_result_tokens: int
     triggered: bool
-    recent_start_index: int
+    recent_start_index: int | None
     cleared_indices: list[int]
     cache_break: bool
 

@@ -11,10 +11,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from ._replay import replay
 from .clearing import ClearToolResultConfig, reduce_by_tokens
 from .counters import count_tokens, get_counter
 from .model import Message
-from ._replay import replay
 from .schema import Mode
 
 __all__ = ["SliderBounds", "Sweep", "grid_values", "nice_ceil", "slider_bounds", "sweep"]

@@ -15,6 +15,8 @@ from ._doc import Document, Path, render_path
 
 __all__ = [
     "Binding",
+    "as_dict",
+    "as_list",
     "Builder",
     "Wrap",
     "FormatReader",
@@ -22,9 +24,25 @@ __all__ = [
     "content_text",
     "json_type",
     "result_text_paths",
+    "str_or",
     "str_or_none",
     "where",
 ]
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """The value if it is an object, else an empty one (untrusted JSON, typed for readers)."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """The value if it is a list, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
+def str_or(value: Any, default: str = "") -> str:
+    """The value if it is a string, else ``default``."""
+    return value if isinstance(value, str) else default
 
 
 def str_or_none(value: Any) -> str | None:

@@ -14,7 +14,18 @@ from typing import Any
 
 from ..errors import TranscriptError
 from ..model import Message, ToolCall, Transcript, Usage
-from ._base import Builder, FormatReader, compact_json, content_text, json_type, str_or_none, where
+from ._base import (
+    Builder,
+    FormatReader,
+    as_dict,
+    as_list,
+    compact_json,
+    content_text,
+    json_type,
+    str_or,
+    str_or_none,
+    where,
+)
 from ._doc import BadLine, Document, Path
 
 __all__ = [
@@ -227,7 +238,7 @@ def _openai_calls(doc: Document, m: dict[str, Any], path: Path) -> tuple[ToolCal
                     id=_str_or_empty(doc, c, "id", cpath),
                     name=_str_or_empty(doc, fn, "name", cpath + ("function",)),
                     arguments=_arguments(doc, fn.get("arguments"), cpath + ("function", "arguments")),
-                    type=c.get("type") if isinstance(c.get("type"), str) else "function",
+                    type=str_or(c.get("type"), "function"),
                     _raw=c,
                 )
             )
@@ -450,10 +461,10 @@ def _response_usage(body: dict[str, Any]) -> tuple[tuple[str, ...], Usage] | Non
             source="cassette response usage")
     choices = body.get("choices")
     if isinstance(choices, list) and choices and isinstance(choices[0], dict):  # Chat Completions
-        msg = choices[0].get("message") if isinstance(choices[0].get("message"), dict) else {}
-        calls = msg.get("tool_calls") if isinstance(msg.get("tool_calls"), list) else []
+        msg = as_dict(choices[0].get("message"))
+        calls = as_list(msg.get("tool_calls"))
         ids = tuple(str(c.get("id")) for c in calls if isinstance(c, dict))
-        details = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), dict) else {}
+        details = as_dict(usage.get("prompt_tokens_details"))
         prompt, cached = _count(usage.get("prompt_tokens")), _count(details.get("cached_tokens"))
         return (ids or ("text", str_or_none(msg.get("content")) or "")), Usage(
             input_tokens=max(prompt - cached, 0), output_tokens=_count(usage.get("completion_tokens")),
@@ -521,7 +532,8 @@ class EinoFormat(_ChatFamily):
 
     def sniff(self, doc: Document) -> bool:
         convs = self.conversations(doc)
-        return bool(convs) and not _anthropic_score(convs) and _eino_score(chat_view(doc), convs)
+        return convs is not None and bool(convs) and not _anthropic_score(convs) and _eino_score(
+            chat_view(doc), convs)
 
     def convert(self, doc: Document, conv: Conversation, b: Builder) -> None:
         read_openai(doc, conv, b, eino=True)
@@ -537,7 +549,7 @@ class OpenAIFormat(_ChatFamily):
 
     def sniff(self, doc: Document) -> bool:
         convs = self.conversations(doc)
-        return bool(convs) and not _anthropic_score(convs)
+        return convs is not None and bool(convs) and not _anthropic_score(convs)
 
     def convert(self, doc: Document, conv: Conversation, b: Builder) -> None:
         read_openai(doc, conv, b, eino=False)
@@ -553,7 +565,7 @@ class AnthropicFormat(_ChatFamily):
 
     def sniff(self, doc: Document) -> bool:
         convs = self.conversations(doc)
-        return bool(convs) and _anthropic_score(convs)
+        return convs is not None and bool(convs) and _anthropic_score(convs)
 
     def convert(self, doc: Document, conv: Conversation, b: Builder) -> None:
         read_anthropic(doc, conv, b)

@@ -154,7 +154,7 @@ class ClaudeCodeFormat(FormatReader):
                     "each compaction are included, so you see the whole run",))
         for n, lines in enumerate(groups, start=1):
             first = jl.value[lines[0]]
-            agent = first.get("agentId") if isinstance(first.get("agentId"), str) else None
+            agent = str_or_none(first.get("agentId"))
             lead = not out
             out.append(
                 self._build(jl, lines, source, id=f"sidechain-{n}" + (f"-{agent}" if agent else ""),
@@ -201,9 +201,9 @@ class ClaudeCodeFormat(FormatReader):
         children: dict[int, list[int]] = {}
         for j in main:
             parent = self._parent(jl.value[j])
-            k = by_uuid.get(parent) if isinstance(parent, str) else None
-            if k is not None:
-                children.setdefault(k, []).append(j)
+            parent_line = by_uuid.get(parent) if isinstance(parent, str) else None
+            if parent_line is not None:
+                children.setdefault(parent_line, []).append(j)
         calls: set[str] = set()
         replies: set[str] = set()
         for j in on_path:

@@ -27,7 +27,17 @@ from typing import Any
 
 from ..errors import TranscriptError
 from ..model import Message, ToolCall, Transcript, Usage
-from ._base import Builder, FormatReader, Wrap, compact_json, json_type, result_text_paths, str_or_none, where
+from ._base import (
+    Builder,
+    FormatReader,
+    Wrap,
+    as_list,
+    compact_json,
+    json_type,
+    result_text_paths,
+    str_or_none,
+    where,
+)
 from ._doc import BadLine, Document, Path
 
 __all__ = ["GeminiApiFormat", "GeminiCliFormat", "GoogleAdkFormat"]
@@ -294,13 +304,13 @@ class GeminiCliFormat(FormatReader):
             role = "assistant" if kind == "gemini" else "user"
             if isinstance(content, str):
                 text = content
-            elif _is_part_list(content):
+            elif isinstance(content, list) and _is_part_list(content):
                 text = "\n".join(p["text"] if isinstance(p.get("text"), str) else compact_json(p) for p in content)
             elif isinstance(content, dict) and isinstance(content.get("text"), str):
                 text = content["text"]
             else:
                 text = "" if content is None else compact_json(content)
-            raw_calls = m.get("toolCalls") if isinstance(m.get("toolCalls"), list) else []
+            raw_calls = as_list(m.get("toolCalls"))
             calls = []
             for tc in raw_calls:
                 if isinstance(tc, dict):

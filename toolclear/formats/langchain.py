@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import TranscriptError
 from ..model import Message, ToolCall, Transcript
-from ._base import Builder, FormatReader, compact_json, content_text, json_type, str_or_none, where
+from ._base import Builder, FormatReader, compact_json, content_text, json_type, str_or, str_or_none, where
 from ._doc import Document, Path
 from .chat import _note_roles_and_pairs, _openai_calls
 
@@ -96,11 +96,11 @@ class LangChainFormat(FormatReader):
                 )
             kind, d, inner = unwrapped
             fpath = path + inner
-            role = _ROLES.get(kind) or (d.get("role") if isinstance(d.get("role"), str) else "user")
+            role = _ROLES.get(kind) or (str_or(d.get("role"), "user"))
             content = content_text(d.get("content"), doc, fpath + ("content",))
             calls = self._calls(doc, d, fpath)
-            call_id = d.get("tool_call_id") if isinstance(d.get("tool_call_id"), str) else ""
-            name = d.get("name") if isinstance(d.get("name"), str) else ""
+            call_id = str_or(d.get("tool_call_id"), "")
+            name = str_or(d.get("name"), "")
             tool_name = (name or b.tool_name_for(call_id)) if role == "tool" else ""
             b.add(
                 Message(role=role, content=content, tool_calls=calls, tool_call_id=call_id,

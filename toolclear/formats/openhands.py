@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..model import Message, ToolCall, Transcript
-from ._base import Builder, FormatReader, compact_json, json_type, str_or_none
+from ._base import Builder, FormatReader, as_dict, compact_json, json_type, str_or, str_or_none
 from ._doc import Document, Path
 
 __all__ = ["OpenHandsFormat"]
@@ -70,7 +70,7 @@ def _events(value: Any) -> bool:
 
 def _call_arguments(tcm: dict[str, Any], call_id: str, args: Any) -> str:
     """The arguments the model really sent, from the recorded model response."""
-    resp = tcm.get("model_response")
+    resp: Any = tcm.get("model_response")
     try:
         for choice in resp["choices"]:
             for call in choice["message"].get("tool_calls") or ():
@@ -181,7 +181,7 @@ class OpenHandsFormat(FormatReader):
                 continue
             kind = str_or_none(e.get("kind"))
             if kind == "ActionEvent":
-                call_raw = e.get("tool_call") if isinstance(e.get("tool_call"), dict) else {}
+                call_raw = as_dict(e.get("tool_call"))
                 call_id = str_or_none(e.get("tool_call_id")) or str_or_none(call_raw.get("id")) or ""
                 name = str_or_none(e.get("tool_name")) or str_or_none(call_raw.get("name")) or ""
                 args = call_raw.get("arguments")
@@ -200,7 +200,7 @@ class OpenHandsFormat(FormatReader):
                 call_id = str_or_none(e.get("tool_call_id")) or ""
                 name = str_or_none(e.get("tool_name")) or b.tool_name_for(call_id)
                 if kind == "ObservationEvent":
-                    obs = e.get("observation") if isinstance(e.get("observation"), dict) else {}
+                    obs = as_dict(e.get("observation"))
                     text, slots, blanks = _v1_observation(obs, path + ("observation",))
                 elif kind == "UserRejectObservation":
                     reason = str_or_none(e.get("rejection_reason")) or ""
@@ -210,7 +210,7 @@ class OpenHandsFormat(FormatReader):
                 b.add(Message(role="tool", content=text, tool_call_id=call_id, tool_name=name), slots, path,
                       blanks=blanks)
             elif kind == "MessageEvent":
-                msg = e.get("llm_message") if isinstance(e.get("llm_message"), dict) else {}
+                msg = as_dict(e.get("llm_message"))
                 role = str_or_none(msg.get("role")) or ("user" if e.get("source") == "user" else "assistant")
                 text, _ = _v1_text(msg.get("content"), path + ("llm_message", "content"))
                 b.add(Message(role=role, content=text), (), path)
@@ -259,11 +259,11 @@ class OpenHandsFormat(FormatReader):
             if not isinstance(e, dict):
                 b.warnings.append(f"{'/'.join(map(str, path))}: an event that is {json_type(e)}; skipped")
                 continue
-            args = e.get("args") if isinstance(e.get("args"), dict) else {}
+            args = as_dict(e.get("args"))
             tcm = e.get("tool_call_metadata") if isinstance(e.get("tool_call_metadata"), dict) else None
             if "action" in e:
                 action = str_or_none(e.get("action"))
-                text = args.get("content") if isinstance(args.get("content"), str) else e.get("message", "")
+                text = str_or(args.get("content"), e.get("message", ""))
                 if not isinstance(text, str):
                     text = ""
                 if action == "system":
@@ -275,7 +275,7 @@ class OpenHandsFormat(FormatReader):
                     call_id = str(tcm.get("tool_call_id") or "")
                     name = str(tcm.get("function_name") or action or "")
                     call = ToolCall(id=call_id, name=name, arguments=_call_arguments(tcm, call_id, args))
-                    thought = args.get("thought") if isinstance(args.get("thought"), str) else ""
+                    thought = str_or(args.get("thought"), "")
                     resp = tcm.get("model_response")
                     rid = resp.get("id") if isinstance(resp, dict) else None
                     last = len(b.messages) - 1
@@ -288,7 +288,7 @@ class OpenHandsFormat(FormatReader):
                 elif action in _SKIP_ACTIONS:
                     skipped += 1
                 else:
-                    thought = args.get("thought") if isinstance(args.get("thought"), str) else ""
+                    thought = str_or(args.get("thought"), "")
                     rest = {k: v for k, v in args.items() if k != "thought"}
                     key = _event_id(e, path)
                     call = ToolCall(id=f"{action}-{'/'.join(map(str, key)) if isinstance(key, tuple) else key}",
@@ -308,8 +308,8 @@ class OpenHandsFormat(FormatReader):
                           [path + ("content",)], path)
                 elif obs in _SKIP_OBSERVATIONS:
                     skipped += 1
-                elif (call := self._answered(e, path, call_of_event, previous)) is not None:
-                    b.add(Message(role="tool", content=text, tool_call_id=call.id, tool_name=call.name),
+                elif (answered := self._answered(e, path, call_of_event, previous)) is not None:
+                    b.add(Message(role="tool", content=text, tool_call_id=answered.id, tool_name=answered.name),
                           [path + ("content",)], path)
                 else:
                     b.add(Message(role="user", content=text), [path + ("content",)], path)

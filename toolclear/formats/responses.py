@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import TranscriptError
 from ..model import Message, ToolCall, Transcript
-from ._base import Builder, FormatReader, compact_json, content_text, str_or_none, where
+from ._base import Builder, FormatReader, compact_json, content_text, str_or, str_or_none, where
 from ._doc import Document, Path
 
 __all__ = ["CALLS", "OUTPUTS", "OpenAIResponsesFormat", "read_item"]
@@ -77,13 +77,13 @@ def read_item(doc: Document, item: dict[str, Any], path: Path, b: Builder) -> st
     message); returns its kind, or None when it is not an item this reads."""
     kind = str_or_none(item.get("type")) or ("message" if isinstance(item.get("role"), str) else None)
     if kind == "message":
-        role = item.get("role") if isinstance(item.get("role"), str) else "user"
+        role = str_or(item.get("role"), "user")
         text = content_text(item.get("content"), doc, path + ("content",))
         b.add(Message(role=role, content=text), [path + ("content",)], path)
     elif kind in CALLS:
         raw_args: Any = item.get(CALLS[kind])
         args = raw_args if isinstance(raw_args, str) else compact_json(raw_args) if raw_args is not None else ""
-        name = item.get("name") if isinstance(item.get("name"), str) else kind.replace("_call", "")
+        name = str_or(item.get("name"), kind).replace("_call", "")
         call_id = item.get("call_id") or item.get("id") or ""
         call = ToolCall(id=str(call_id), name=name, arguments=args)
         last = b.messages[-1] if b.messages else None

@@ -19,7 +19,7 @@ import re
 from typing import Any
 
 from ..model import Message, ToolCall, Transcript, Usage
-from ._base import Builder, FormatReader, compact_json, content_text, str_or_none
+from ._base import Builder, FormatReader, as_dict, as_list, compact_json, content_text, str_or_none
 from ._doc import Document, Path
 
 __all__ = ["SmolagentsFormat"]
@@ -38,10 +38,9 @@ def _steps(doc: Document) -> tuple[list[Any], Path] | None:
     v = doc.value
     if doc.kind != "json":
         return None
+    base: Path = ()
     if isinstance(v, dict) and isinstance(v.get("steps"), list):
         v, base = v["steps"], ("steps",)
-    else:
-        base = ()
     if isinstance(v, list) and v and all(_is_step(s) for s in v) and any(
             isinstance(s, dict) and "step_number" in s for s in v):
         return v, base
@@ -105,12 +104,12 @@ class SmolagentsFormat(FormatReader):
             elif "plan" in step and "step_number" not in step:
                 b.add(Message(role="assistant", content=str_or_none(step.get("plan")) or ""), (), path)
             elif "step_number" in step:
-                raw = step.get("tool_calls") if isinstance(step.get("tool_calls"), list) else []
+                raw = as_list(step.get("tool_calls"))
                 calls = []
                 for k, c in enumerate(raw):
                     if not isinstance(c, dict):
                         continue
-                    fn = c.get("function") if isinstance(c.get("function"), dict) else {}
+                    fn = as_dict(c.get("function"))
                     args = fn.get("arguments")
                     calls.append(ToolCall(id=str_or_none(c.get("id")) or f"step{step['step_number']}-{k}",
                                           name=str_or_none(fn.get("name")) or str_or_none(c.get("name")) or "",

@@ -27,7 +27,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import toolclear as tc  # noqa: E402
-from toolclear import Message, ToolCall, charts, report, sweep  # noqa: E402
+from toolclear import Message, ToolCall, report, sweep  # noqa: E402
+from toolclear.inspector import charts  # noqa: E402
 
 Row = tuple[str, str, str]
 

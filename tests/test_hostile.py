@@ -19,8 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toolclear as tc
-from toolclear import cli, exports, snippets
+from toolclear import cli
 from toolclear.formats._source import read_stream
+from toolclear.inspector import exports, snippets
 
 from .conftest import DATA, ROOT
 

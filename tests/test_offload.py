@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import toolclear as tc
 from toolclear import LocalDirBackend, MemoryBackend, Message, MessageStatus, ToolResultOffloadingConfig
-from toolclear.exports import offloaded_zip
+from toolclear.inspector.exports import offloaded_zip
 
 from .conftest import CORPUS, SAMPLES, hypothesis_examples
 

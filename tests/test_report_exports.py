@@ -12,8 +12,9 @@ from collections import Counter
 import pytest
 
 import toolclear as tc
-from toolclear import charts, exports, report, snippets, sweep
+from toolclear import report, sweep
 from toolclear.cli import main as cli_main
+from toolclear.inspector import charts, exports, snippets
 
 from .conftest import SAMPLES
 

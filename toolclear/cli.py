@@ -32,8 +32,9 @@ from .clearing import (
 )
 from .counters import count_tokens, get_counter, list_counters
 from .errors import ToolclearError
-from .exports import json_bytes
 from .formats import dump_all, list_formats, load_all
+from .formats._source import read_source
+from .inspector.exports import json_bytes
 from .model import Transcript
 from .report import display_text, recorded_usage, report_dict, summary_dict, tool_summary
 
@@ -50,6 +51,11 @@ _INSPECT_EXAMPLES = """\
 examples:
   toolclear inspect ~/.claude/projects/myproj/0b6d4ae8.jsonl
   toolclear inspect trajectories.json --conversation "task_id=3, trial=0" --counter cl100k_base
+"""
+_APP_EXAMPLES = """\
+examples:
+  toolclear app                                 # the inspector on its bundled samples
+  toolclear app ~/.claude/projects/myproj/0b6d4ae8.jsonl --port 8600
 """
 _FORMATS_EXAMPLES = """\
 example:
@@ -131,6 +137,18 @@ def _parser() -> _Parser:
         epilog=_INSPECT_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    app = sub.add_parser(
+        "app",
+        help="open the inspector (Streamlit) in the browser, on FILE when given",
+        description="Start the toolclear inspector, a local Streamlit app, on FILE (or on its samples). "
+        "Needs the app extra: pip install 'toolclear[app]'.",
+        epilog=_APP_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    app.add_argument("file", metavar="FILE", nargs="?", help="transcript to open")
+    app.add_argument("--port", type=_non_negative, default=8501, help="port to serve on (default: 8501)")
+    app.add_argument("--address", default="localhost", help="address to serve on (default: localhost)")
+    app.add_argument("--headless", action="store_true", help="do not open a browser window")
     sub.add_parser(
         "formats",
         help="list the transcript formats toolclear reads",
@@ -419,6 +437,40 @@ def _inspect(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> in
     return 0
 
 
+def app_command(file: str | None, *, port: int = 8501, address: str = "localhost",
+                headless: bool = False) -> list[str]:
+    """The ``streamlit run`` command line of the inspector, with the settings of the
+    repository's .streamlit/config.toml (an installed toolclear has no such file)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("toolclear.inspector.app")
+    assert spec is not None and spec.origin is not None
+    return [
+        sys.executable, "-m", "streamlit", "run", spec.origin,
+        f"--server.port={port}", f"--server.address={address}", f"--server.headless={str(headless).lower()}",
+        "--server.maxUploadSize=200", "--browser.gatherUsageStats=false", "--theme.base=light",
+        "--client.toolbarMode=viewer", "--runner.magicEnabled=false",
+    ]
+
+
+def _app(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
+    import importlib.util
+    import subprocess
+
+    if importlib.util.find_spec("streamlit") is None:
+        raise UsageError("the inspector needs Streamlit: pip install 'toolclear[app]'")
+    env = dict(os.environ)
+    if args.file:
+        path = Path(args.file).resolve()
+        read_source(path)  # refuse a missing, special or oversized file here, in one line
+        env["TOOLCLEAR_APP_FILE"] = str(path)
+    try:
+        return subprocess.call(app_command(args.file, port=args.port, address=args.address,
+                                           headless=args.headless), env=env)
+    except KeyboardInterrupt:
+        return 0
+
+
 def _formats(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
     lines = []
     width = max(len(f.name) for f in list_formats())
@@ -439,7 +491,7 @@ def _counters(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> i
     return 0
 
 
-_COMMANDS = {"reduce": _reduce, "inspect": _inspect, "formats": _formats, "counters": _counters}
+_COMMANDS = {"reduce": _reduce, "inspect": _inspect, "app": _app, "formats": _formats, "counters": _counters}
 
 
 def main(argv: Sequence[str] | None = None, *, stdout: IO[bytes] | None = None, stderr: IO[str] | None = None) -> int:

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import shlex
 
-from ._offload import ToolResultOffloadingConfig
-from .clearing import (
+from .._offload import ToolResultOffloadingConfig
+from ..clearing import (
     DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_PLACEHOLDER,
     DEFAULT_THRESHOLD,
     ClearToolResultConfig,
 )
-from .schema import Mode
+from ..schema import Mode
 
 __all__ = ["cli_command", "go_snippet", "python_snippet"]
 

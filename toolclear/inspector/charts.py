@@ -10,11 +10,11 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
-from ._replay import Replay
-from .clearing import Reduction
-from .model import Message, MessageStatus
-from .report import display_text, window_start
-from .sweep import Sweep
+from .._replay import Replay
+from ..clearing import Reduction
+from ..model import Message, MessageStatus
+from ..report import display_text, window_start
+from ..sweep import Sweep
 
 __all__ = ["STATUS_COLORS", "heatmap_figure", "replay_figure", "usage_figure"]
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import csv
 import io
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ._offload import LocalDirBackend, OffloadRecord, StorageBackend, storage_name
-from .formats._doc import JsonStyle
-from .model import Message
-from .report import ROW_FIELDS
+from .._offload import LocalDirBackend, OffloadRecord, StorageBackend, storage_name
+from ..formats._doc import JsonStyle
+from ..model import Message
+from ..report import ROW_FIELDS
 
 __all__ = ["csv_cell", "eino_json", "json_bytes", "offloaded_zip", "report_csv", "report_json"]
 
@@ -45,7 +45,7 @@ def csv_cell(value: Any) -> Any:
     return value
 
 
-def report_csv(rows: Iterable[dict[str, Any]]) -> bytes:
+def report_csv(rows: Iterable[Mapping[str, Any]]) -> bytes:
     """The per-message report as CSV (one row per message, ``ROW_FIELDS`` as columns)."""
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(ROW_FIELDS), extrasaction="ignore", lineterminator="\n")
@@ -55,7 +55,7 @@ def report_csv(rows: Iterable[dict[str, Any]]) -> bytes:
     return buf.getvalue().encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode("utf-8")
 
 
-def report_json(report: dict[str, Any]) -> bytes:
+def report_json(report: Mapping[str, Any]) -> bytes:
     return json_bytes(report)
 
 

@@ -1,0 +1,590 @@
+"""toolclear inspector: see and tune eino's clear-tool-result policy on real transcripts.
+
+    toolclear app [FILE]          # or, in a checkout: streamlit run app.py
+
+Streamlit only: widgets (each with a key), cached wrappers around the core, and
+render_* functions. Every number shown comes from ``toolclear``; transcript text is
+always shown as text (code blocks, tables, escaped markdown), never as HTML.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+import toolclear as tc
+from toolclear import report, schema
+from toolclear import sweep as sweeps
+from toolclear.formats._source import read_source
+from toolclear.inspector import charts, exports, snippets
+
+_HERE = Path(__file__).resolve().parent
+# the bundled samples: inside the installed package, or sample_data/ of a checkout
+SAMPLE_DIR = next((d for d in (_HERE / "samples", _HERE.parents[1] / "sample_data") if d.is_dir()),
+                  _HERE / "samples")
+SAMPLES = {
+    "Coding agent (eino JSON Lines)": "coding-agent.eino.jsonl",
+    "Coding agent (OpenAI Chat Completions)": "coding-agent.openai.json",
+    "Coding agent (Anthropic Messages)": "coding-agent.anthropic.json",
+    "Coding agent (Claude Code session)": "coding-agent.claude-code.jsonl",
+    "Coding agent (LangChain messages)": "coding-agent.langchain.json",
+    "Four short runs (a file of several conversations)": "several-runs.openai.json",
+}
+NO_SAMPLE = "(none)"
+# the file `toolclear app FILE` opens (passed in the environment: under AppTest the
+# script's own argv is the test runner's)
+CLI_FILE = Path(os.environ["TOOLCLEAR_APP_FILE"]) if os.environ.get("TOOLCLEAR_APP_FILE") else None
+CLI_CHOICE = f"{CLI_FILE.name} (given on the command line)" if CLI_FILE is not None else ""
+UPLOAD_LIMIT_MB = 200
+DETAIL_CHARS = 20_000
+MODES = schema.MODES
+VIEWS = ("Token usage", "Replay", "Messages", "Parameter sweep", "Export")
+DEFAULTS = {
+    "threshold_slider": tc.DEFAULT_THRESHOLD,
+    "threshold_input": tc.DEFAULT_THRESHOLD,
+    "keep_slider": tc.DEFAULT_KEEP_RECENT_TOKENS,
+    "keep_input": tc.DEFAULT_KEEP_RECENT_TOKENS,
+    "placeholder": tc.DEFAULT_PLACEHOLDER,
+    "mode": MODES[0],
+    "offload_on": False,
+    "offload_limit": 20_000,
+    "read_tool": "read_file",
+    "counter": "eino",
+    "format": "auto",
+    "exclude": [],
+}
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&=\"'])")
+
+
+_AUTOLINK = re.compile(r"(?i)(?<=www)(?=\.)|(?<=:)(?=//)|(?=@)")
+_WORD_JOINER = "\u2060"
+
+
+def md(text: object) -> str:
+    """Escape every markdown and HTML character of untrusted text for st.markdown & co.
+
+    Escapes alone do not stop GitHub-flavoured autolinks (they are found in the text
+    after escapes are resolved), so an invisible word joiner goes into every ``www.``,
+    ``://`` and ``@``: a URL or e-mail address in a file name shows as text, not a link."""
+    flat = _AUTOLINK.sub(_WORD_JOINER, " ".join(safe(str(text)).split()))
+    return _MD_SPECIAL.sub(r"\\\1", flat)
+
+
+safe = report.display_text
+
+
+# ---------------------------------------------------------------- cached core calls
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What loading gave: the conversations, or the one-line error."""
+
+    transcripts: tuple[tc.Transcript, ...] = ()
+    error: str = ""
+
+
+@st.cache_resource(max_entries=8, show_spinner="Reading the transcript…")
+def load_source(digest: str, name: str, fmt: str, _data: bytes) -> Loaded:
+    """Parse once per file content and format; the same objects come back on every rerun,
+    so token counts cached on the messages survive slider moves."""
+    try:
+        return Loaded(tuple(tc.load_all(_data, fmt, name=name)))
+    except tc.ToolclearError as exc:
+        return Loaded(error=str(exc))
+    except (RecursionError, MemoryError) as exc:
+        return Loaded(error=f"{name}: cannot read this file: {type(exc).__name__}")
+
+
+@st.cache_data(ttl=600, show_spinner=False)
+def counter_infos() -> list[tc.CounterInfo]:
+    return list(tc.list_counters())
+
+
+def ensure_counts(messages: tuple[tc.Message, ...], counter: str) -> tuple[int, ...]:
+    """Count every message (once; cached on the message), with a progress bar while the
+    counting of a long transcript runs."""
+    bar = None
+
+    def shown(fraction: float) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = st.progress(0.0, text=f"Counting tokens ({counter})…")
+        bar.progress(fraction, text=f"Counting tokens ({counter})…")
+
+    counts = tc.count_tokens(messages, counter, progress=shown if len(messages) > 2000 else None)
+    if bar is not None:
+        bar.empty()
+    return counts
+
+
+@st.cache_resource(max_entries=32, show_spinner="Sweeping threshold × keep…")
+def sweep_cached(key: tuple[Any, ...], _messages: tuple[tc.Message, ...], _config: tc.ClearToolResultConfig,
+                 thresholds: tuple[int, ...], keeps: tuple[int, ...], mode: schema.Mode) -> sweeps.Sweep:
+    return sweeps.sweep(_messages, _config, thresholds, keeps, mode=mode)
+
+
+# ---------------------------------------------------------------- state helpers
+
+
+def init_state() -> None:
+    for key, value in DEFAULTS.items():
+        if key not in st.session_state:
+            st.session_state[key] = list(value) if isinstance(value, list) else value
+    if "sample" not in st.session_state:
+        wanted = st.query_params.get("sample")
+        st.session_state.sample = (NO_SAMPLE if wanted == "none" else CLI_CHOICE if CLI_FILE is not None
+                                   else next(iter(SAMPLES)))
+
+
+def _sync(src: str, dst: str) -> None:
+    st.session_state[dst] = st.session_state[src]
+
+
+def _set_eino_defaults() -> None:
+    for key in ("threshold_slider", "threshold_input"):
+        st.session_state[key] = tc.DEFAULT_THRESHOLD
+    for key in ("keep_slider", "keep_input"):
+        st.session_state[key] = tc.DEFAULT_KEEP_RECENT_TOKENS
+
+
+def _source_changed() -> None:
+    for key in ("conversation", "detail_index", "table"):
+        st.session_state.pop(key, None)
+    st.session_state.exclude = []
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def render_source() -> tuple[str, bytes, str] | None:
+    """Sidebar: upload, sample picker, format override. Returns (name, bytes, identity)
+    or None; the identity changes whenever the content can have changed."""
+    st.sidebar.header("Transcript")
+    upload = st.sidebar.file_uploader(
+        "Upload a transcript", key="upload", max_upload_size=UPLOAD_LIMIT_MB, on_change=_source_changed,
+        help=", ".join(f.name for f in tc.list_formats()) + "; JSON, JSON Lines or an API cassette (YAML).",
+    )
+    st.sidebar.caption(
+        f"Files up to {UPLOAD_LIMIT_MB} MB. The uploader refuses larger files; for those use the CLI: "
+        "`toolclear inspect FILE` / `toolclear reduce FILE`."
+    )
+    choices = [*([CLI_CHOICE] if CLI_FILE is not None else []), *SAMPLES, NO_SAMPLE]
+    st.sidebar.selectbox("…or a bundled sample", choices, key="sample", on_change=_source_changed,
+                         disabled=upload is not None)
+    names = ["auto", *(f.name for f in tc.list_formats())]
+    labels = {"auto": "auto-detect", **{f.name: f"{f.name}: {f.label}" for f in tc.list_formats()}}
+    st.sidebar.selectbox("Format", names, key="format", format_func=labels.__getitem__, on_change=_source_changed)
+    if upload is not None:
+        return upload.name, upload.getvalue(), f"upload:{upload.file_id}"
+    if st.session_state.sample == NO_SAMPLE:
+        return None
+    if CLI_FILE is not None and st.session_state.sample == CLI_CHOICE:
+        name, data = read_source(CLI_FILE)  # a regular file only, within toolclear's size limit
+        return name, data, f"file:{CLI_FILE}:{CLI_FILE.stat().st_mtime_ns}"
+    path = SAMPLE_DIR / SAMPLES[st.session_state.sample]
+    return path.name, path.read_bytes(), f"sample:{path}:{path.stat().st_mtime_ns}"
+
+
+def pick_conversation(transcripts: tuple[tc.Transcript, ...]) -> tc.Transcript:
+    if len(transcripts) == 1:
+        return transcripts[0]
+    sizes = {t.id: (len(t.messages), sum(tc.count_tokens(t.messages, "eino"))) for t in transcripts}
+    ids = [t.id for t in transcripts]
+    if st.session_state.get("conversation") not in ids:
+        st.session_state.conversation = ids[0]
+    st.sidebar.selectbox(
+        f"Conversation ({len(ids)} in this file)", ids, key="conversation",
+        format_func=lambda i: f"{safe(i)} — {sizes[i][0]:,} messages, ~{sizes[i][1]:,} tokens",
+    )
+    return next(t for t in transcripts if t.id == st.session_state.conversation)
+
+
+def _slider_pair(name: str, label: str, top: int, step: int, help: str) -> None:
+    """A slider sized to the transcript and an exact number input, kept in step.
+
+    A slider whose range changes is a new widget to Streamlit, so its value is set again
+    from the number input (the source of truth) whenever the range changes."""
+    slider, exact, marker = f"{name}_slider", f"{name}_input", f"_{name}_range"
+    top = max(top, int(st.session_state[exact]))
+    if st.session_state.get(marker) != top:
+        st.session_state[marker] = top
+        st.session_state[slider] = int(st.session_state[exact])
+    st.sidebar.slider(label, 0, top, step=1, key=slider, on_change=_sync, args=(slider, exact), help=help)
+    st.sidebar.number_input(f"exact {label.lower()}", 0, None, step=step, key=exact, on_change=_sync,
+                            args=(exact, slider), label_visibility="collapsed")
+
+
+def render_settings(t: tc.Transcript) -> tuple[tc.ClearToolResultConfig, tc.ToolResultOffloadingConfig | None, str]:
+    st.sidebar.header("Policy")
+    infos = counter_infos()
+    by_name = {c.name: c for c in infos}
+    if st.session_state.counter not in by_name:
+        st.session_state.counter = "eino"
+    st.sidebar.selectbox(
+        "Token counter", [c.name for c in infos], key="counter",
+        format_func=lambda n: by_name[n].label + ("" if by_name[n].available else " — not available here"),
+    )
+    chosen = by_name[st.session_state.counter]
+    counter = chosen.name
+    if not chosen.available:
+        st.sidebar.warning(f"{md(chosen.name)} is not available here: {md(chosen.reason)}. Counting with the eino "
+                           "estimate instead.")
+        counter = "eino"
+    counts = ensure_counts(t.messages, counter)
+    bounds = sweeps.slider_bounds(t.messages, counts, st.session_state.placeholder)
+
+    _slider_pair("threshold", "Tool-result token threshold", bounds.threshold_max, bounds.threshold_step,
+                 "Clear only when the tool results hold more tokens than this (strictly more).")
+    _slider_pair("keep", "Keep-recent token budget", bounds.keep_max, bounds.keep_step,
+                 "The protected window: messages counted back from the end within this budget.")
+    st.sidebar.button("eino defaults (20,000 / 40,000)", key="defaults", on_click=_set_eino_defaults)
+    st.sidebar.caption(
+        f"This conversation: {bounds.tool_result_tokens:,} tool-result tokens of {bounds.total_tokens:,} in all. "
+        "Values are taken literally: 0 means 0 (eino itself reads 0 as the default)."
+    )
+
+    tools: dict[str, int] = {}
+    for m in t.messages:
+        if m.role == "tool":
+            tools[m.tool_name] = tools.get(m.tool_name, 0) + 1
+    st.session_state.exclude = [n for n in st.session_state.exclude if n in tools]
+    st.sidebar.multiselect(
+        "Never clear these tools", sorted(tools, key=lambda n: (-tools[n], n)), key="exclude",
+        format_func=lambda n: f"{safe(n) or '(unnamed)'} ({tools[n]} results)",
+    )
+    st.sidebar.text_input("Placeholder", key="placeholder", help="What a cleared tool result holds afterwards.")
+    st.sidebar.radio("Mode", MODES, key="mode", horizontal=True,
+                     help="single pass: the policy once, on the whole history. replay: before every model "
+                     "call, as an agent runs it; what is cleared stays cleared.")
+
+    st.sidebar.header("Offloading")
+    st.sidebar.toggle("Offload too-large results first", key="offload_on")
+    offloading = None
+    if st.session_state.offload_on:
+        st.sidebar.number_input("Offloading token limit", 0, None, step=1000, key="offload_limit")
+        st.sidebar.text_input("Read tool named in the notice", key="read_tool")
+        offloading = tc.ToolResultOffloadingConfig(
+            offloading_token_limit=int(st.session_state.offload_limit),
+            read_file_tool_name=st.session_state.read_tool,
+            token_counter=counter,
+        )
+        limit = offloading.offloading_token_limit
+        st.sidebar.caption(
+            f"eino's comment says a result is offloaded above {4 * limit:,} characters (4 × limit). "
+            f"The real trigger is tokens > 4 × limit, i.e. more than {16 * limit:,} UTF-8 bytes "
+            f"(≈ {4 * limit:,} tokens). At eino's default limit (20,000) that is 320,001 bytes."
+        )
+    config = tc.ClearToolResultConfig(
+        tool_result_token_threshold=int(st.session_state.threshold_input),
+        keep_recent_tokens=int(st.session_state.keep_input),
+        placeholder=st.session_state.placeholder,
+        exclude_tools=tuple(st.session_state.exclude),
+        token_counter=counter,
+    )
+    return config, offloading, counter
+
+
+def render_metrics(summary: schema.SummaryDict, mode: schema.Mode) -> None:
+    cols = st.columns(7 if mode == "replay" else 6)
+    cols[0].metric("Messages", f"{summary['messages']:,}")
+    cols[1].metric("Tool results", f"{summary['tool_results']:,}")
+    cols[2].metric("Tokens before", f"{summary['tokens_before']:,}")
+    cols[3].metric("Tokens after", f"{summary['tokens_after']:,}")
+    cols[4].metric("Saved", f"{summary['tokens_saved']:,}", f"{summary['saved_percent']:.1f}%",
+                   delta_color="off", delta_arrow="off")
+    cols[5].metric("Results cleared", f"{summary['cleared']:,}")
+    if mode == "replay":
+        cols[6].metric("Cache breaks", f"{summary['cache_breaks']:,}",
+                       help="Model calls at which clearing changed messages an earlier call had already sent, "
+                       "so a provider's prompt cache for that prefix is lost.")
+
+
+def render_usage(result: Any, t: tc.Transcript, config: tc.ClearToolResultConfig) -> None:
+    st.plotly_chart(charts.usage_figure(result, t.messages), key="usage_chart", config={"displaylogo": False})
+    start = report.summary_dict(result)["recent_start_index"]
+    notes = []
+    if start is not None and start < len(t.messages):
+        notes.append(
+            f"The protected window starts at message #{start}: that message is the one that did not fit in the "
+            f"{config.keep_recent_tokens:,}-token budget, and eino keeps it anyway — its walk back from the end "
+            "stops *at* the first message that overflows, and only messages before it are cleared."
+        )
+    notes.append(
+        "Tokens here are eino's estimate unless you pick a tiktoken counter: UTF-8 bytes ÷ 4, rounded up per "
+        "message — bytes, not characters, so CJK text counts about 3× its length. Tool-call arguments count "
+        "toward the window, never toward the threshold."
+        if config.counter_name == "eino" else f"Tokens counted with {config.counter_name} (tiktoken), on the "
+        "same fields eino counts: content plus tool-call arguments."
+    )
+    for n in notes:
+        st.caption(n)
+
+
+def render_replay(rp: tc.Replay) -> None:
+    st.plotly_chart(charts.replay_figure(rp), key="replay_chart", config={"displaylogo": False})
+    cols = st.columns(3)
+    cols[0].metric("Model calls", f"{len(rp.model_call_steps):,}")
+    cols[1].metric("Input tokens over all calls", f"{rp.tokens_sent:,}",
+                   f"-{rp.tokens_sent_unreduced - rp.tokens_sent:,} vs. no clearing", delta_color="off")
+    cols[2].metric("Prompt-cache breaks", f"{rp.cache_breaks:,}")
+    st.caption("Each point is one model call, whose context is every message before its assistant message. "
+               "A cross marks a call where the policy cleared something; when that changed a message an earlier "
+               "call had already sent, the provider's prompt cache for that prefix is lost.")
+
+
+def render_table(t: tc.Transcript, result: Any) -> None:
+    df = pd.DataFrame(report.message_table(result, t), columns=list(report.ROW_FIELDS))
+    c1, c2, c3, c4 = st.columns(4)
+    roles = c1.multiselect("Role", sorted(df["role"].unique()), key="filter_roles")
+    statuses = c2.multiselect("Status", sorted(df["status"].unique()), key="filter_status")
+    tools = c3.multiselect("Tool", sorted(n for n in df["tool_name"].unique() if n), key="filter_tools")
+    text = c4.text_input("Text in preview", key="filter_text")
+    mask = pd.Series(True, index=df.index)
+    if roles:
+        mask &= df["role"].isin(roles)
+    if statuses:
+        mask &= df["status"].isin(statuses)
+    if tools:
+        mask &= df["tool_name"].isin(tools)
+    if text:
+        mask &= df["preview"].str.contains(text, case=False, regex=False)
+    view = df[mask]
+    st.caption(f"{len(view):,} of {len(df):,} messages. Select a row to see it below.")
+
+    def _picked() -> None:
+        sel = st.session_state.get("table")
+        picked = sel.selection.rows if sel is not None else []
+        if picked:
+            st.session_state.detail_index = int(st.session_state["_table_index"][picked[0]])
+
+    st.session_state["_table_index"] = view["index"].tolist()
+    order = ["index", "role", "tool_name", "tokens_before", "tokens_after", "status", "in_window", "cleared_at_call",
+             "preview", "tool_call_id", "origin"]
+    if result.offloads:
+        order.insert(8, "offloaded_path")
+    st.dataframe(
+        view, key="table", hide_index=True, on_select=_picked, selection_mode="single-row", height=360,
+        column_order=order,
+        column_config={
+            "index": st.column_config.NumberColumn("#", width="small"),
+            "tool_name": st.column_config.TextColumn("tool"),
+            "tokens_before": st.column_config.NumberColumn("tokens", format="localized"),
+            "tokens_after": st.column_config.NumberColumn("after", format="localized"),
+            "in_window": st.column_config.CheckboxColumn("in window"),
+            "cleared_at_call": st.column_config.NumberColumn("cleared at call"),
+            "offloaded_path": st.column_config.TextColumn("offloaded to"),
+            "preview": st.column_config.TextColumn("preview", width="large"),
+            "tool_call_id": st.column_config.TextColumn("call id"),
+            "origin": st.column_config.TextColumn("in the file at"),
+        },
+    )
+    render_detail(t, result)
+
+
+def render_detail(t: tc.Transcript, result: Any) -> None:
+    n = len(t.messages)
+    if n == 0:
+        return
+    if "detail_index" not in st.session_state or not 0 <= st.session_state.detail_index < n:
+        cleared = [i for i, s in enumerate(result.statuses) if s is tc.MessageStatus.CLEARED]
+        tools = [i for i, m in enumerate(t.messages) if m.role == "tool"]
+        st.session_state.detail_index = (cleared or tools or [0])[0]
+    st.subheader("Message detail")
+    i = int(st.number_input("Message #", 0, n - 1, step=1, key="detail_index"))
+    before, after = t.messages[i], result.messages[i]
+    status = result.statuses[i]
+    record = result.offloads[i] if result.offloads else None
+    meta = {
+        "role": safe(before.role), "tool": safe(before.tool_name) or "—", "call id": safe(before.tool_call_id) or "—",
+        "tokens": f"{(result.token_counts_original or result.token_counts)[i]:,} → {result.token_counts_after[i]:,}",
+        "status": str(status), "in the file at": safe(t.origins[i]) if i < len(t.origins) else "",
+    }
+    if record is not None and record.offloaded:
+        meta["offloaded to"] = safe(record.path or "")
+    if record is not None and record.error:
+        meta["offload failed"] = record.error
+    st.dataframe(pd.DataFrame([meta]), hide_index=True, key="detail_meta")
+    if before.tool_calls:
+        st.dataframe(pd.DataFrame([{"id": safe(c.id), "tool": safe(c.name), "arguments": safe(c.arguments[:2000])}
+                                   for c in before.tool_calls]),
+                     hide_index=True, key="detail_calls")
+    left, right = st.columns(2)
+    with left:
+        st.caption("Before")
+        _show_text(before.content, "detail_before")
+    with right:
+        st.caption("After: what the model is sent" if after.content != before.content else "After: unchanged")
+        _show_text(after.content, "detail_after")
+
+
+def _show_text(text: str, key: str) -> None:
+    shown = safe(text if len(text) <= DETAIL_CHARS else text[:DETAIL_CHARS])
+    with st.container(key=key):
+        st.code(shown if shown else "(empty)", language=None, wrap_lines=True, height=320)
+    if len(text) > DETAIL_CHARS:
+        st.caption(f"Showing the first {DETAIL_CHARS:,} of {len(text):,} characters.")
+
+
+def render_sweep(t: tc.Transcript, config: tc.ClearToolResultConfig, mode: schema.Mode,
+                 key_base: tuple[Any, ...]) -> None:
+    counts = tc.count_tokens(t.messages, config.token_counter)
+    bounds = sweeps.slider_bounds(t.messages, counts, config.placeholder)
+    thresholds = tuple(sweeps.grid_values(bounds.threshold_max))
+    keeps = tuple(sweeps.grid_values(bounds.keep_max))
+    heavy = mode == "replay" and len(t.messages) > 3000
+    if heavy and not st.session_state.get("sweep_go"):
+        st.info(f"A replay sweep runs {len(thresholds) * len(keeps)} replays of {len(t.messages):,} messages.")
+        st.button("Compute the replay sweep", key="sweep_go_button",
+                  on_click=lambda: st.session_state.__setitem__("sweep_go", True))
+        return
+    key = (*key_base, config.placeholder, config.exclude_tools, config.counter_name, mode, thresholds, keeps)
+    sw = sweep_cached(key, t.messages, config, thresholds, keeps, mode)
+    current = (config.tool_result_token_threshold, config.keep_recent_tokens)
+    cols = st.columns(2)
+    with cols[0]:
+        st.plotly_chart(charts.heatmap_figure(sw, "tokens_saved", current), key="sweep_saved", config={"displaylogo": False})
+    with cols[1]:
+        what = "cache_breaks" if sw.cache_breaks is not None else "cleared"
+        st.plotly_chart(charts.heatmap_figure(sw, what, current), key="sweep_second", config={"displaylogo": False})
+    st.caption(
+        ("Replay: tokens saved over all model calls, and how often clearing broke the prompt cache. "
+         if mode == "replay" else "Single pass: tokens the final history saves, and results cleared. ")
+        + "The star marks the grid cell nearest to your settings."
+    )
+
+
+def render_export(t: tc.Transcript, result: Any, config: tc.ClearToolResultConfig,
+                  offloading: tc.ToolResultOffloadingConfig | None, backend: Any, mode: schema.Mode) -> None:
+    stem = Path(t.source).name or "transcript"
+    st.subheader("Downloads")
+    cols = st.columns(5 if offloading else 4)
+    cols[0].download_button(f"Reduced ({t.format})", lambda: tc.dump(t, result.messages),
+                            file_name=f"reduced-{stem}", key="dl_original", on_click="ignore")
+    cols[1].download_button("Reduced (eino JSON)", lambda: exports.eino_json(result.messages),
+                            file_name=f"reduced-{Path(stem).stem}.eino.json", mime="application/json",
+                            key="dl_eino", on_click="ignore")
+    cols[2].download_button("Report (CSV)", lambda: exports.report_csv(report.message_rows(result, t)),
+                            file_name=f"report-{Path(stem).stem}.csv",
+                            mime="text/csv", key="dl_csv", on_click="ignore")
+    cols[3].download_button("Report (JSON)", lambda: exports.report_json(report.report_dict(result, t, offloading)),
+                            file_name=f"report-{Path(stem).stem}.json", mime="application/json", key="dl_json",
+                            on_click="ignore")
+    if offloading:
+        cols[4].download_button(
+            "Offloaded files (zip)",
+            lambda: exports.offloaded_zip(result.offloads, backend, (f"reduced-{stem}", tc.dump(t, result.messages))),
+            file_name=f"offloaded-{Path(stem).stem}.zip", mime="application/zip", key="dl_zip", on_click="ignore")
+    if len(t.messages) and t.container:
+        st.caption("The reduced file keeps every other conversation of the original file unchanged.")
+    st.subheader("These settings as code")
+    go_tab, py_tab, cli_tab = st.tabs(["eino (Go)", "toolclear (Python)", "toolclear (CLI)"])
+    with go_tab:
+        st.code(snippets.go_snippet(config, offloading), language="go")
+    with py_tab:
+        st.code(snippets.python_snippet(config, offloading, path=stem, mode=mode,
+                                        conversation=t.id if t.container else None), language="python")
+    with cli_tab:
+        conv = t.id if t.container else None
+        st.code(snippets.cli_command(config, offloading, path=stem, mode=mode, conversation=conv), language="bash")
+
+
+def render_transcript_notes(t: tc.Transcript) -> None:
+    usage = report.recorded_usage(t.messages)
+    if not (t.warnings or t.notes or usage):
+        return
+    with st.expander(f"About this transcript: {len(t.notes)} note(s), {len(t.warnings)} warning(s)"):
+        if usage:
+            st.caption(md(usage[0].upper() + usage[1:]))
+        rows = [{"kind": "note", "text": safe(n)} for n in t.notes] + [
+            {"kind": "warning", "text": safe(w)} for w in t.warnings]
+        if rows:
+            st.dataframe(pd.DataFrame(rows), hide_index=True, key="notes_table")
+
+
+def main() -> None:
+    st.set_page_config(page_title="toolclear inspector", page_icon="✂", layout="wide")
+    try:
+        run_app()
+    except tc.ToolclearError as exc:  # e.g. a setting the core refuses: say so, keep working
+        st.error(md(str(exc)))
+    except Exception as exc:  # a bug: one line instead of a traceback, and the app keeps working
+        st.error(md(f"Something went wrong inside toolclear ({type(exc).__name__}: {exc}); please report it."))
+
+
+def _digest(identity: str, data: bytes) -> str:
+    """The content hash, computed once per upload (or sample) rather than on every rerun."""
+    memo = st.session_state.get("_digest")
+    if memo is not None and memo[0] == identity:
+        return memo[1]
+    digest = hashlib.sha256(data).hexdigest()
+    st.session_state["_digest"] = (identity, digest)
+    return digest
+
+
+def run_app() -> None:
+    init_state()
+    st.title("toolclear inspector")
+    st.caption("What eino's clear-tool-result policy does to an agent run, and which numbers to pick.")
+    source = render_source()
+    if source is None:
+        st.info("Upload a transcript in the sidebar, or pick a bundled sample.")
+        return
+    name, data, identity = source
+    digest = _digest(identity, data)
+    loaded = load_source(digest, name, st.session_state.format, data)
+    if loaded.error:
+        st.error(md(loaded.error))
+        st.caption("Nothing was changed. Pick another file, another format, or a sample in the sidebar.")
+        return
+    t = pick_conversation(loaded.transcripts)
+    st.caption(
+        f"{md(t.source)} · format {md(t.format)}"
+        + (f" · conversation {md(t.id)}" if len(loaded.transcripts) > 1 else "")
+        + f" · {len(t.messages):,} messages"
+    )
+    config, offloading, _counter = render_settings(t)
+    mode: schema.Mode = st.session_state.mode
+    backend = tc.MemoryBackend() if offloading else None
+    rp: tc.Replay | None = None
+    if mode == "replay":
+        result: Any = tc.replay(t.messages, config, offloading=offloading, backend=backend)
+        rp = result
+    else:
+        result = tc.reduce_by_tokens(t.messages, config, offloading=offloading, backend=backend)
+    summary = report.summary_dict(result)
+    render_metrics(summary, mode)
+    if summary.get("offload_failures"):
+        st.warning(f"{len(summary['offload_failures'])} offload write(s) failed; those results were kept.")
+    render_transcript_notes(t)
+    views = st.tabs(list(VIEWS), key="view", on_change="rerun")
+    # only the open tab runs: the others cost nothing until the user opens them
+    usage, replay_tab, table, sweep_tab, export = views
+    if usage.open:
+        with usage:
+            render_usage(result, t, config)
+    if replay_tab.open:
+        with replay_tab:
+            render_replay(rp if rp is not None else tc.replay(
+                t.messages, config, offloading=offloading, backend=tc.MemoryBackend() if offloading else None))
+    if table.open:
+        with table:
+            render_table(t, result)
+    if sweep_tab.open:
+        with sweep_tab:
+            render_sweep(t, config, mode, (digest, t.id))
+    if export.open:
+        with export:
+            render_export(t, result, config, offloading, backend, mode)
+
+
+if __name__ == "__main__":  # `toolclear app` runs this file itself
+    main()

@@ -188,3 +188,13 @@ def test_offloading_pipeline_through_the_cli_on_a_real_corpus_file(tmp_path) -> 
     for m in notices:
         where = m.content.split("at this path: ", 1)[1].split("\n", 1)[0]
         assert open(where, encoding="utf-8").read() == t.messages[reduced.messages.index(m)].content
+
+
+def test_inspect_takes_threshold_and_keep() -> None:
+    out = io.BytesIO()
+    assert main(["inspect", str(SAMPLE), "--threshold", "100", "--keep", "200"], stdout=out,
+                stderr=io.StringIO()) == 0
+    text = out.getvalue().decode()
+    r = tc.reduce_by_tokens(tc.load(SAMPLE).messages, tc.ClearToolResultConfig(100, 200))
+    assert "with threshold 100, keep 200:" in text
+    assert f"single pass: clears {len(r.cleared_indices)} result(s)" in text

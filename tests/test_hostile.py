@@ -430,3 +430,13 @@ def test_a_cassette_without_pyyaml_says_to_install_it(tmp_path) -> None:
     path = DATA / "corpus" / "anthropic_messages" / "pydantic-ai_vcr_test_tool_search_eval_anthropic.yaml"
     done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=60)
     assert "needs PyYAML" in done.stdout and "pip install" in done.stdout, done.stdout + done.stderr
+
+
+def test_json_spans_find_the_last_duplicate_and_refuse_what_is_not_there() -> None:
+    from toolclear.formats._splice import json_spans
+
+    text = '{"a": {}, "b": [1, {"c": "x"}], "b": [2, {"c": "yy"}]}'
+    assert [text[s:e] for s, e, _ in json_spans(text, {("b", 1, "c"): "new"})] == ['"yy"']
+    assert json_spans(text, {("a", "missing"): "new"}) is None  # an empty object has no such key
+    assert json_spans(text, {("b", 5): "new"}) is None
+    assert json_spans(text, {("b", "x"): "new"}) is None

@@ -51,6 +51,7 @@ _INSPECT_EXAMPLES = """\
 examples:
   toolclear inspect ~/.claude/projects/myproj/0b6d4ae8.jsonl
   toolclear inspect trajectories.json --conversation "task_id=3, trial=0" --counter cl100k_base
+  toolclear inspect run.json --threshold 5000 --keep 10000
 """
 _APP_EXAMPLES = """\
 examples:
@@ -128,15 +129,19 @@ def _parser() -> _Parser:
     red.add_argument("--read-tool", default="read_file", metavar="NAME",
                      help="tool the offload notice tells the model to use (default: read_file)")
 
-    sub.add_parser(
+    insp = sub.add_parser(
         "inspect",
         parents=[common],
-        help="summarise a transcript and what the default settings would clear",
-        description="Messages, tool results per tool with their tokens, totals, and what eino's "
-        "default settings (20,000 / 40,000) would clear.",
+        help="summarise a transcript and what the policy would clear",
+        description="Messages, tool results per tool with their tokens, totals, recorded usage, and what "
+        "the policy would clear (eino's defaults 20,000 / 40,000, or --threshold / --keep).",
         epilog=_INSPECT_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    insp.add_argument("--threshold", type=_non_negative, default=DEFAULT_THRESHOLD,
+                      help=f"tool-result token threshold, taken literally (default: {DEFAULT_THRESHOLD})")
+    insp.add_argument("--keep", type=_non_negative, default=DEFAULT_KEEP_RECENT_TOKENS,
+                      help=f"keep-recent token budget, taken literally (default: {DEFAULT_KEEP_RECENT_TOKENS})")
     app = sub.add_parser(
         "app",
         help="open the inspector (Streamlit) in the browser, on FILE when given",
@@ -370,66 +375,71 @@ def _fmt(n: int) -> str:
     return f"{n:,}"
 
 
+def _tool_table(t: Transcript, counts: Sequence[int]) -> list[str]:
+    tools = tool_summary(t.messages, counts)
+    out = [f"  tool results: {sum(s.results for s in tools)}, {_fmt(sum(s.tokens for s in tools))} tokens"]
+    if tools:
+        width = max(12, *(len(s.tool_name or "(unnamed)") for s in tools[:15]))
+        out.append(f"    {'tool':<{width}}  {'results':>7}  {'tokens':>10}  {'largest':>9}")
+        out += [f"    {(s.tool_name or '(unnamed)'):<{width}}  {s.results:>7}  {_fmt(s.tokens):>10}  {_fmt(s.largest):>9}"
+                for s in tools[:15]]
+        if len(tools) > 15:
+            out.append(f"    ... and {len(tools) - 15} more tools")
+    return out
+
+
+def _policy_lines(t: Transcript, config: ClearToolResultConfig) -> list[str]:
+    """What the policy does with these settings, in one pass and replayed, and why."""
+    threshold, keep = _fmt(config.tool_result_token_threshold), _fmt(config.keep_recent_tokens)
+    defaults = (config.tool_result_token_threshold, config.keep_recent_tokens) == (
+        DEFAULT_THRESHOLD, DEFAULT_KEEP_RECENT_TOKENS)
+    single = summary_dict(reduce_by_tokens(t.messages, config))
+    run = summary_dict(replay(t.messages, config))
+    settings = f"threshold {threshold}, keep {keep}"
+    out = [f"  with eino's defaults ({settings}):" if defaults else f"  with {settings}:"]
+    tool_total = _fmt(single["total_tool_result_tokens"])
+    if single["triggered"] and not single["cleared"]:
+        out.append(f"    single pass: triggered (tool results {tool_total} > {threshold}) "
+                   f"but every tool result is inside the {keep}-token window; nothing cleared")
+    elif single["triggered"]:
+        out.append(f"    single pass: clears {single['cleared']} result(s), window starts at message "
+                   f"{single['recent_start_index']}; {_fmt(single['tokens_before'])} -> "
+                   f"{_fmt(single['tokens_after'])} tokens (-{single['saved_percent']}%)")
+    else:
+        out.append(f"    single pass: nothing cleared (tool results {tool_total} <= threshold {threshold})")
+    out.append(f"    replay over {run.get('model_calls', 0)} model call(s): clears {run['cleared']} result(s), "
+               f"{run.get('cache_breaks', 0)} prompt-cache break(s); tokens sent "
+               f"{_fmt(run.get('tokens_sent_unreduced', 0))} -> {_fmt(run.get('tokens_sent', 0))}")
+    return out
+
+
+def _conversation_lines(t: Transcript, counter_name: str, config: ClearToolResultConfig) -> list[str]:
+    counts = count_tokens(t.messages, get_counter(counter_name))
+    roles = Counter(m.role for m in t.messages)
+    out = ["", f"conversation {t.id}" + (f" ({t.title})" if t.title and t.title != t.id else ""),
+           f"  messages: {len(t.messages)} (" + ", ".join(f"{r} {n}" for r, n in roles.most_common()) + ")",
+           f"  tokens ({counter_name}): {_fmt(sum(counts))}"]
+    out += _tool_table(t, counts)
+    out += _policy_lines(t, config)
+    usage = recorded_usage(t.messages)
+    if usage:
+        out.append(f"  {usage}")
+    out += [f"  warning: {w}" for w in t.warnings[:5]]
+    if len(t.warnings) > 5:
+        out.append(f"  ... and {len(t.warnings) - 5} more warnings")
+    out += [f"  note: {n}" for n in t.notes]
+    return out
+
+
 def _inspect(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
     source, label = _read_input(args.input)
     transcripts = _select(load_all(source, args.format, name=label), args.conversation)
-    counter = get_counter(args.counter)
-    out: list[str] = []
+    get_counter(args.counter)  # fail before any work if it cannot load
+    config = ClearToolResultConfig(args.threshold, args.keep, token_counter=args.counter)
     first = transcripts[0]
-    out.append(f"{first.source}: {first.format}, {len(transcripts)} conversation(s)")
-    defaults = ClearToolResultConfig(token_counter=args.counter)
+    out = [f"{first.source}: {first.format}, {len(transcripts)} conversation(s)"]
     for t in transcripts[:20] if len(transcripts) > 1 else transcripts:
-        counts = count_tokens(t.messages, counter)
-        roles = Counter(m.role for m in t.messages)
-        out.append("")
-        out.append(f"conversation {t.id}" + (f" ({t.title})" if t.title and t.title != t.id else ""))
-        out.append(f"  messages: {len(t.messages)} (" + ", ".join(f"{r} {n}" for r, n in roles.most_common()) + ")")
-        out.append(f"  tokens ({args.counter}): {_fmt(sum(counts))}")
-        tools = tool_summary(t.messages, counts)
-        total_tool = sum(s.tokens for s in tools)
-        out.append(f"  tool results: {sum(s.results for s in tools)}, {_fmt(total_tool)} tokens")
-        if tools:
-            width = max(12, *(len(s.tool_name or '(unnamed)') for s in tools[:15]))
-            out.append(f"    {'tool':<{width}}  {'results':>7}  {'tokens':>10}  {'largest':>9}")
-            for s in tools[:15]:
-                out.append(
-                    f"    {(s.tool_name or '(unnamed)'):<{width}}  {s.results:>7}  {_fmt(s.tokens):>10}  {_fmt(s.largest):>9}"
-                )
-            if len(tools) > 15:
-                out.append(f"    ... and {len(tools) - 15} more tools")
-        single = summary_dict(reduce_by_tokens(t.messages, defaults))
-        run = summary_dict(replay(t.messages, defaults))
-        out.append("  with eino's defaults (threshold 20,000, keep 40,000):")
-        if single["triggered"] and not single["cleared"]:
-            out.append(
-                f"    single pass: triggered (tool results {_fmt(single['total_tool_result_tokens'])} > 20,000) "
-                "but every tool result is inside the 40,000-token window; nothing cleared"
-            )
-        elif single["triggered"]:
-            out.append(
-                f"    single pass: clears {single['cleared']} result(s), window starts at message "
-                f"{single['recent_start_index']}; {_fmt(single['tokens_before'])} -> "
-                f"{_fmt(single['tokens_after'])} tokens (-{single['saved_percent']}%)"
-            )
-        else:
-            out.append(
-                f"    single pass: nothing cleared (tool results {_fmt(single['total_tool_result_tokens'])} "
-                f"<= threshold 20,000)"
-            )
-        out.append(
-            f"    replay over {run['model_calls']} model call(s): clears {run['cleared']} result(s), "
-            f"{run['cache_breaks']} prompt-cache break(s); tokens sent {_fmt(run['tokens_sent_unreduced'])} -> "
-            f"{_fmt(run['tokens_sent'])}"
-        )
-        usage = recorded_usage(t.messages)
-        if usage:
-            out.append(f"  {usage}")
-        for w in t.warnings[:5]:
-            out.append(f"  warning: {w}")
-        if len(t.warnings) > 5:
-            out.append(f"  ... and {len(t.warnings) - 5} more warnings")
-        for n in t.notes:
-            out.append(f"  note: {n}")
+        out += _conversation_lines(t, args.counter, config)
     if len(transcripts) > 20:
         out.append(f"\n... and {len(transcripts) - 20} more conversations (pick one with --conversation ID)")
     stdout.write(("\n".join(terminal_text(line) for line in out) + "\n").encode("utf-8", "replace"))

@@ -89,22 +89,13 @@ def result_text_paths(value: Any, path: tuple[Any, ...], result: str) -> list[tu
     stack: list[tuple[Any, tuple[Any, ...]]] = [(value, path)]
     while stack:
         node, at = stack.pop()
-        if isinstance(node, dict):
-            for key, child in node.items():
-                if key in _ID_KEYS and isinstance(child, str):
-                    continue
-                if isinstance(child, str):
-                    if holds_text(child):
-                        out.append(at + (key,))
-                elif isinstance(child, (dict, list)) and key != "usage":
-                    stack.append((child, at + (key,)))
-        elif isinstance(node, list):
-            for j, child in enumerate(node):
-                if isinstance(child, str):
-                    if holds_text(child):
-                        out.append(at + (j,))
-                elif isinstance(child, (dict, list)):
-                    stack.append((child, at + (j,)))
+        children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for key, child in children:
+            if isinstance(child, str):
+                if key not in _ID_KEYS and holds_text(child):
+                    out.append(at + (key,))
+            elif isinstance(child, (dict, list)) and key != "usage":  # recorded usage is no result text
+                stack.append((child, at + (key,)))
     return sorted(out, key=lambda p: [str(k) for k in p])
 
 

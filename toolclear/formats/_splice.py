@@ -67,56 +67,60 @@ def _locate(text: str, i: int, trie: dict[Any, Any], out: list[Span]) -> int:
         end = _value_end(text, i)
         out.append((i, end, trie[_LEAF]))
         return end
-    opener = text[i]
-    if opener == "{":
-        found: dict[str, list[Span]] = {}
-        i = _ws(text, i + 1)
-        if text[i] == "}":
-            return i + 1
-        while True:
-            key, i = _scanstring(text, i + 1)
-            i = _ws(text, i)
-            i = _ws(text, i + 1)  # past ':'
-            if key in trie:
-                spans: list[Span] = []
-                i = _locate(text, i, trie[key], spans)
-                found[key] = spans  # a later duplicate wins, as in json.loads
-            else:
-                i = _value_end(text, i)
-            i = _ws(text, i)
-            if text[i] == ",":
-                i = _ws(text, i + 1)
-                continue
-            for key in trie:
-                if key not in found:
-                    raise _NotFound(key)
-                out.extend(found[key])
-            return i + 1
-    if opener == "[":
-        wanted = {k for k in trie if isinstance(k, int)}
-        if len(wanted) != len(trie):
-            raise _NotFound(next(k for k in trie if not isinstance(k, int)))
-        n = 0
-        i = _ws(text, i + 1)
-        if text[i] == "]":
-            if wanted:
-                raise _NotFound(min(wanted))
-            return i + 1
-        while True:
-            if n in wanted:
-                i = _locate(text, i, trie[n], out)
-                wanted.discard(n)
-            else:
-                i = _value_end(text, i)
-            n += 1
-            i = _ws(text, i)
-            if text[i] == ",":
-                i = _ws(text, i + 1)
-                continue
-            if wanted:
-                raise _NotFound(min(wanted))
-            return i + 1
+    if text[i] == "{":
+        return _locate_in_object(text, _ws(text, i + 1), trie, out)
+    if text[i] == "[":
+        return _locate_in_array(text, _ws(text, i + 1), trie, out)
     raise _NotFound(next(iter(trie)))
+
+
+def _after_item(text: str, i: int) -> tuple[int, bool]:
+    """Past the separator after an item: (where the next item or the end is, more items?)."""
+    i = _ws(text, i)
+    if text[i] == ",":
+        return _ws(text, i + 1), True
+    return i + 1, False
+
+
+def _locate_in_object(text: str, i: int, trie: dict[Any, Any], out: list[Span]) -> int:
+    found: dict[str, list[Span]] = {}
+    more = text[i] != "}"
+    i = i if more else i + 1
+    while more:
+        key, i = _scanstring(text, i + 1)
+        i = _ws(text, _ws(text, i) + 1)  # past ':'
+        if key in trie:
+            spans: list[Span] = []
+            i = _locate(text, i, trie[key], spans)
+            found[key] = spans  # a later duplicate wins, as in json.loads
+        else:
+            i = _value_end(text, i)
+        i, more = _after_item(text, i)
+    for key in trie:
+        if key not in found:
+            raise _NotFound(key)
+        out.extend(found[key])
+    return i
+
+
+def _locate_in_array(text: str, i: int, trie: dict[Any, Any], out: list[Span]) -> int:
+    wanted = set(trie)
+    if any(not isinstance(k, int) for k in wanted):
+        raise _NotFound(next(k for k in wanted if not isinstance(k, int)))
+    n = 0
+    more = text[i] != "]"
+    i = i if more else i + 1
+    while more:
+        if n in wanted:
+            i = _locate(text, i, trie[n], out)
+            wanted.discard(n)
+        else:
+            i = _value_end(text, i)
+        n += 1
+        i, more = _after_item(text, i)
+    if wanted:
+        raise _NotFound(min(wanted))
+    return i
 
 
 def json_spans(text: str, edits: Mapping[Path, Any]) -> list[Span] | None:

@@ -35,6 +35,7 @@ from ._base import (
     compact_json,
     json_type,
     result_text_paths,
+    str_or,
     str_or_none,
     where,
 )
@@ -255,6 +256,17 @@ def _cli_messages(doc: Document) -> tuple[list[tuple[Path, dict[str, Any]]], lis
     return list(current.values()), list(copies.items()), session
 
 
+def _cli_text(content: Any) -> str:
+    """A Gemini CLI message's text: a string (older CLIs) or a list of parts (newer)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and _is_part_list(content):
+        return "\n".join(p["text"] if isinstance(p.get("text"), str) else compact_json(p) for p in content)
+    if isinstance(content, dict) and isinstance(content.get("text"), str):
+        return content["text"]
+    return "" if content is None else compact_json(content)
+
+
 def _is_cli_message(m: Any) -> bool:
     return isinstance(m, dict) and isinstance(m.get("id"), str) and m.get("type") in (
         "user", "gemini", "info", "error", "warning")
@@ -292,43 +304,26 @@ class GeminiCliFormat(FormatReader):
             for bad in doc.bad_lines:
                 b.warnings.append(f"line {bad.line} is not JSON ({bad.error}); kept as it is")
         pairs = _Pairs()
-        usages: dict[int, Usage] = {}
         skipped = 0
         for path, m in messages:
             kind = m.get("type")
-            content = m.get("content")
-            mid = str_or_none(m.get("id")) or ""
             if kind in ("info", "error", "warning"):
                 skipped += 1
                 continue
-            role = "assistant" if kind == "gemini" else "user"
-            if isinstance(content, str):
-                text = content
-            elif isinstance(content, list) and _is_part_list(content):
-                text = "\n".join(p["text"] if isinstance(p.get("text"), str) else compact_json(p) for p in content)
-            elif isinstance(content, dict) and isinstance(content.get("text"), str):
-                text = content["text"]
-            else:
-                text = "" if content is None else compact_json(content)
             raw_calls = as_list(m.get("toolCalls"))
-            calls = []
-            for tc in raw_calls:
-                if isinstance(tc, dict):
-                    name = str_or_none(tc.get("name")) or ""
-                    args = tc.get("args")
-                    calls.append(ToolCall(id=pairs.call(name, str_or_none(tc.get("id"))), name=name,
-                                          arguments=compact_json(args if args is not None else {})))
-            index = b.add(Message(role=role, content=text, tool_calls=tuple(calls)), (), path)
-            if kind == "gemini":
-                usage = gemini_usage(m.get("tokens"), model=str_or_none(m.get("model")) or "",
-                                     timestamp=str_or_none(m.get("timestamp")) or "", source="tokens")
-                if usage is not None:
-                    usages[index] = usage
+            calls = [ToolCall(id=pairs.call(str_or(tc.get("name")), str_or_none(tc.get("id"))),
+                              name=str_or(tc.get("name")), arguments=compact_json(tc.get("args") or {}))
+                     for tc in raw_calls if isinstance(tc, dict)]
+            index = b.add(Message(role="assistant" if kind == "gemini" else "user", content=_cli_text(m.get("content")),
+                                  tool_calls=tuple(calls)), (), path)
+            usage = gemini_usage(m.get("tokens"), model=str_or(m.get("model")), timestamp=str_or(m.get("timestamp")),
+                                 source="tokens")
+            if kind == "gemini" and usage is not None:
+                b.set_usage(index, usage)
+            copies = copies_of.get(str_or(m.get("id")), [path])
             for k, tc in enumerate(raw_calls):
                 if isinstance(tc, dict):
-                    self._result(doc, b, pairs, tc, k, path, copies_of.get(mid, [path]))
-        for index, usage in usages.items():
-            b.set_usage(index, usage)
+                    self._result(doc, b, pairs, tc, k, path, copies)
         if skipped:
             b.notes.append(f"{skipped} info / error / warning messages are the CLI's own, not sent to the model")
         if doc.kind == "jsonl":

@@ -118,6 +118,85 @@ def _v1_observation(obs: dict[str, Any], path: Path) -> tuple[str, list[Path], l
     return compact_json(obs), [], []
 
 
+class _EventReader:
+    """Events of OpenHands before V1, one at a time: actions with ``tool_call_metadata``
+    are calls (those of one model response join one message), observations with it are
+    their results; without function calling (2024), an action becomes a call that the
+    observation it caused answers."""
+
+    def __init__(self, b: Builder, base: Path) -> None:
+        self.b = b
+        self.base = base
+        self.response_of: dict[int, str] = {}
+        self.call_of_event: dict[Any, ToolCall] = {}
+        self.previous: tuple[Path, ToolCall] | None = None  # the action of a [action, observation] pair
+        self.skipped = 0
+        self.synthetic = 0
+
+    def action(self, e: dict[str, Any], path: Path) -> None:
+        b, args = self.b, as_dict(e.get("args"))
+        tcm = e.get("tool_call_metadata") if isinstance(e.get("tool_call_metadata"), dict) else None
+        action = str_or_none(e.get("action"))
+        text = str_or(args.get("content"), str_or(e.get("message")))
+        thought = str_or(args.get("thought"))
+        if action == "system":
+            b.add(Message(role="system", content=text), (), path)
+        elif action == "message" and tcm is None:
+            role = "user" if e.get("source") == "user" else "assistant"
+            b.add(Message(role=role, content=text), [path + ("args", "content")] if "content" in args else (), path)
+        elif tcm is not None:
+            call_id = str(tcm.get("tool_call_id") or "")
+            call = ToolCall(id=call_id, name=str(tcm.get("function_name") or action or ""),
+                            arguments=_call_arguments(tcm, call_id, args))
+            rid = str_or_none(as_dict(tcm.get("model_response")).get("id"))
+            last = len(b.messages) - 1
+            if rid and self.response_of.get(last) == rid:
+                b.extend_calls(last, [call], thought)
+            else:
+                idx = b.add(Message(role="assistant", content=thought, tool_calls=(call,)), (), path)
+                if rid:
+                    self.response_of[idx] = rid
+        elif action in _SKIP_ACTIONS:
+            self.skipped += 1
+        else:
+            key = _event_id(e, path)
+            call = ToolCall(id=f"{action}-{'/'.join(map(str, key)) if isinstance(key, tuple) else key}",
+                            name=action or "action",
+                            arguments=compact_json({k: v for k, v in args.items() if k != "thought"}))
+            b.add(Message(role="assistant", content=thought, tool_calls=(call,)), (), path)
+            self.call_of_event[key] = call
+            self.synthetic += 1
+            self.previous = (path, call) if len(path) == len(self.base) + 2 else None
+
+    def observation(self, e: dict[str, Any], path: Path) -> None:
+        b = self.b
+        tcm = e.get("tool_call_metadata") if isinstance(e.get("tool_call_metadata"), dict) else None
+        obs = str_or_none(e.get("observation"))
+        content = e.get("content")
+        text = content if isinstance(content, str) else compact_json(content) if content is not None else ""
+        slots = [path + ("content",)]
+        if tcm is not None:
+            b.add(Message(role="tool", content=text, tool_call_id=str(tcm.get("tool_call_id") or ""),
+                          tool_name=str(tcm.get("function_name") or obs or "")), slots, path)
+        elif obs in _SKIP_OBSERVATIONS:
+            self.skipped += 1
+        elif (answered := self._answered(e, path)) is not None:
+            b.add(Message(role="tool", content=text, tool_call_id=answered.id, tool_name=answered.name), slots, path)
+        else:
+            b.add(Message(role="user", content=text), slots, path)
+        self.previous = None
+
+    def _answered(self, e: dict[str, Any], path: Path) -> ToolCall | None:
+        """The synthetic call an observation answers: by its ``cause``, or as the
+        second half of a 2024 ``[action, observation]`` pair."""
+        cause = e.get("cause")
+        if isinstance(cause, (int, str)) and not isinstance(cause, bool) and cause in self.call_of_event:
+            return self.call_of_event.pop(cause)
+        if self.previous is not None and self.previous[0][:-1] == path[:-1]:
+            return self.previous[1]
+        return None
+
+
 class OpenHandsFormat(FormatReader):
     name = "openhands"
     label = "OpenHands events (trajectory JSON or evaluation output JSONL)"
@@ -222,18 +301,6 @@ class OpenHandsFormat(FormatReader):
         if skipped:
             b.notes.append(f"{skipped} V1 bookkeeping events (condensations, state updates, tokens) are skipped")
 
-    @staticmethod
-    def _answered(e: dict[str, Any], path: Path, call_of_event: dict[Any, ToolCall],
-                  previous: tuple[Path, ToolCall] | None) -> ToolCall | None:
-        """The synthetic call an observation answers: by its ``cause``, or as the
-        second half of a 2024 ``[action, observation]`` pair."""
-        cause = e.get("cause")
-        if isinstance(cause, (int, str)) and not isinstance(cause, bool) and cause in call_of_event:
-            return call_of_event.pop(cause)
-        if previous is not None and previous[0][:-1] == path[:-1]:
-            return previous[1]
-        return None
-
     def _read_events(
         self,
         doc: Document,
@@ -249,75 +316,18 @@ class OpenHandsFormat(FormatReader):
         if any(_is_v1(e) for _, e in _flat(events, base)):
             self._read_v1(b, list(_flat(events, base)))
             return b.build(self.name, id=id, source=source, title=title, container=container)
-        response_of: dict[int, str] = {}
-        skipped = 0
-        # actions of agents without function calling (2024) become calls their observations answer
-        call_of_event: dict[Any, ToolCall] = {}
-        previous: tuple[Path, ToolCall] | None = None
-        synthetic = 0
+        reader = _EventReader(b, base)
         for path, e in _flat(events, base):
             if not isinstance(e, dict):
                 b.warnings.append(f"{'/'.join(map(str, path))}: an event that is {json_type(e)}; skipped")
-                continue
-            args = as_dict(e.get("args"))
-            tcm = e.get("tool_call_metadata") if isinstance(e.get("tool_call_metadata"), dict) else None
-            if "action" in e:
-                action = str_or_none(e.get("action"))
-                text = str_or(args.get("content"), e.get("message", ""))
-                if not isinstance(text, str):
-                    text = ""
-                if action == "system":
-                    b.add(Message(role="system", content=text), (), path)
-                elif action == "message" and tcm is None:
-                    role = "user" if e.get("source") == "user" else "assistant"
-                    b.add(Message(role=role, content=text), [path + ("args", "content")] if "content" in args else (), path)
-                elif tcm is not None:
-                    call_id = str(tcm.get("tool_call_id") or "")
-                    name = str(tcm.get("function_name") or action or "")
-                    call = ToolCall(id=call_id, name=name, arguments=_call_arguments(tcm, call_id, args))
-                    thought = str_or(args.get("thought"), "")
-                    resp = tcm.get("model_response")
-                    rid = resp.get("id") if isinstance(resp, dict) else None
-                    last = len(b.messages) - 1
-                    if rid and response_of.get(last) == rid:
-                        b.extend_calls(last, [call], thought)
-                    else:
-                        idx = b.add(Message(role="assistant", content=thought, tool_calls=(call,)), (), path)
-                        if rid:
-                            response_of[idx] = rid
-                elif action in _SKIP_ACTIONS:
-                    skipped += 1
-                else:
-                    thought = str_or(args.get("thought"), "")
-                    rest = {k: v for k, v in args.items() if k != "thought"}
-                    key = _event_id(e, path)
-                    call = ToolCall(id=f"{action}-{'/'.join(map(str, key)) if isinstance(key, tuple) else key}",
-                                    name=action or "action", arguments=compact_json(rest))
-                    b.add(Message(role="assistant", content=thought, tool_calls=(call,)), (), path)
-                    call_of_event[key] = call
-                    synthetic += 1
-                    previous = (path, call) if len(path) == len(base) + 2 else None
+            elif "action" in e:
+                reader.action(e, path)
             else:
-                obs = str_or_none(e.get("observation"))
-                content = e.get("content")
-                text = content if isinstance(content, str) else compact_json(content) if content is not None else ""
-                if tcm is not None:
-                    call_id = str(tcm.get("tool_call_id") or "")
-                    name = str(tcm.get("function_name") or obs or "")
-                    b.add(Message(role="tool", content=text, tool_call_id=call_id, tool_name=name),
-                          [path + ("content",)], path)
-                elif obs in _SKIP_OBSERVATIONS:
-                    skipped += 1
-                elif (answered := self._answered(e, path, call_of_event, previous)) is not None:
-                    b.add(Message(role="tool", content=text, tool_call_id=answered.id, tool_name=answered.name),
-                          [path + ("content",)], path)
-                else:
-                    b.add(Message(role="user", content=text), [path + ("content",)], path)
-            if "action" not in e:
-                previous = None
-        if synthetic:
-            b.notes.append(f"{synthetic} actions without function calling are read as tool calls, "
+                reader.observation(e, path)
+        if reader.synthetic:
+            b.notes.append(f"{reader.synthetic} actions without function calling are read as tool calls, "
                            "each answered by the observation it caused")
-        if skipped:
-            b.notes.append(f"{skipped} bookkeeping events (agent state, recalls, empty observations) are skipped")
+        if reader.skipped:
+            b.notes.append(f"{reader.skipped} bookkeeping events (agent state, recalls, empty observations) "
+                           "are skipped")
         return b.build(self.name, id=id, source=source, title=title, container=container)

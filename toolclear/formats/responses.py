@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import TranscriptError
 from ..model import Message, ToolCall, Transcript
-from ._base import Builder, FormatReader, compact_json, content_text, str_or, str_or_none, where
+from ._base import Builder, FormatReader, as_dict, compact_json, content_text, str_or, str_or_none, where
 from ._doc import Document, Path
 
 __all__ = ["CALLS", "OUTPUTS", "OpenAIResponsesFormat", "read_item"]
@@ -101,42 +101,51 @@ def read_item(doc: Document, item: dict[str, Any], path: Path, b: Builder) -> st
     return kind
 
 
-def _item_lists(doc: Document) -> Iterator[tuple[str, list[tuple[Path, Any]], str | None, str]]:
-    """(id, items with paths, instructions, container) of every item list in the document."""
+ItemList = tuple[str, list[tuple[Path, Any]], str | None, str]
+"""(id, items with their paths, instructions, container) of one conversation."""
+
+
+def _body(body: dict[str, Any], base: Path, ident: str, container: str) -> ItemList:
+    items = [(base + ("input", j), x) for j, x in enumerate(body["input"])]
+    return ident, items, str_or_none(body.get("instructions")), container
+
+
+def _run_state(v: dict[str, Any]) -> ItemList:
+    """An Agents SDK RunState: the original input, then each generated item's raw item."""
+    items: list[tuple[Path, Any]] = []
+    original = v.get("originalInput")
+    if isinstance(original, list):
+        items += [(("originalInput", j), x) for j, x in enumerate(original)]
+    elif isinstance(original, str):
+        items.append((("originalInput",), {"role": "user", "content": original}))
+    for j, gen in enumerate(v["generatedItems"]):
+        if isinstance(gen, dict) and isinstance(gen.get("rawItem"), dict):
+            items.append((("generatedItems", j, "rawItem"), gen["rawItem"]))
+    return "0", items, None, "Agents SDK run state"
+
+
+def _item_lists(doc: Document) -> Iterator[ItemList]:
+    """Every item list in the document."""
     v = doc.value
     if doc.kind == "jsonl":
         recs = list(doc.records())
         if recs and all(_is_item(r) for _, r in recs):
             yield "0", [((i,), r) for i, r in recs], None, ""
-            return
-        for i, rec in recs:
-            if isinstance(rec, dict) and isinstance(rec.get("input"), list):
-                yield (f"line {i + 1}", [((i, "input", j), x) for j, x in enumerate(rec["input"])],
-                       str_or_none(rec.get("instructions")), "JSON Lines of request bodies")
-        return
-    if isinstance(v, list):
+        else:
+            yield from (_body(r, (i,), f"line {i + 1}", "JSON Lines of request bodies") for i, r in recs
+                        if isinstance(r, dict) and isinstance(r.get("input"), list))
+    elif isinstance(v, list):
         yield "0", [((j,), x) for j, x in enumerate(v)], None, ""
     elif isinstance(v, dict) and isinstance(v.get("input"), list):
-        yield "0", [(("input", j), x) for j, x in enumerate(v["input"])], str_or_none(v.get("instructions")), ""
+        yield _body(v, (), "0", "")
     elif isinstance(v, dict) and isinstance(v.get("generatedItems"), list):
-        items: list[tuple[Path, Any]] = []
-        original = v.get("originalInput")
-        if isinstance(original, list):
-            items += [(("originalInput", j), x) for j, x in enumerate(original)]
-        elif isinstance(original, str):
-            items.append((("originalInput",), {"role": "user", "content": original}))
-        for j, gen in enumerate(v["generatedItems"]):
-            if isinstance(gen, dict) and isinstance(gen.get("rawItem"), dict):
-                items.append((("generatedItems", j, "rawItem"), gen["rawItem"]))
-        yield "0", items, None, "Agents SDK run state"
+        yield _run_state(v)
     elif isinstance(v, dict) and isinstance(v.get("interactions"), list):
         for i, it in enumerate(v["interactions"]):
-            request = it.get("request") if isinstance(it, dict) else None
-            body = request.get("parsed_body") if isinstance(request, dict) else None
-            if isinstance(body, dict) and isinstance(body.get("input"), list):
-                base = ("interactions", i, "request", "parsed_body", "input")
-                yield (f"request {i}", [(base + (j,), x) for j, x in enumerate(body["input"])],
-                       str_or_none(body.get("instructions")), "API cassette (request bodies)")
+            body = as_dict(as_dict(as_dict(it).get("request")).get("parsed_body"))
+            if isinstance(body.get("input"), list):
+                yield _body(body, ("interactions", i, "request", "parsed_body"), f"request {i}",
+                            "API cassette (request bodies)")
 
 
 class OpenAIResponsesFormat(FormatReader):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -223,8 +224,8 @@ def _slider_pair(name: str, label: str, top: int, step: int, help: str) -> None:
                             args=(exact, slider), label_visibility="collapsed")
 
 
-def render_settings(t: tc.Transcript) -> tuple[tc.ClearToolResultConfig, tc.ToolResultOffloadingConfig | None, str]:
-    st.sidebar.header("Policy")
+def _pick_counter() -> str:
+    """The counter select box; an unavailable choice falls back to eino, and says so."""
     infos = counter_infos()
     by_name = {c.name: c for c in infos}
     if st.session_state.counter not in by_name:
@@ -234,14 +235,17 @@ def render_settings(t: tc.Transcript) -> tuple[tc.ClearToolResultConfig, tc.Tool
         format_func=lambda n: by_name[n].label + ("" if by_name[n].available else " — not available here"),
     )
     chosen = by_name[st.session_state.counter]
-    counter = chosen.name
-    if not chosen.available:
-        st.sidebar.warning(f"{md(chosen.name)} is not available here: {md(chosen.reason)}. Counting with the eino "
-                           "estimate instead.")
-        counter = "eino"
+    if chosen.available:
+        return chosen.name
+    st.sidebar.warning(f"{md(chosen.name)} is not available here: {md(chosen.reason)}. Counting with the eino "
+                       "estimate instead.")
+    return "eino"
+
+
+def _render_numbers(t: tc.Transcript, counter: str) -> None:
+    """The threshold and keep controls, sized to this conversation."""
     counts = ensure_counts(t.messages, counter)
     bounds = sweeps.slider_bounds(t.messages, counts, st.session_state.placeholder)
-
     _slider_pair("threshold", "Tool-result token threshold", bounds.threshold_max, bounds.threshold_step,
                  "Clear only when the tool results hold more tokens than this (strictly more).")
     _slider_pair("keep", "Keep-recent token budget", bounds.keep_max, bounds.keep_step,
@@ -252,37 +256,48 @@ def render_settings(t: tc.Transcript) -> tuple[tc.ClearToolResultConfig, tc.Tool
         "Values are taken literally: 0 means 0 (eino itself reads 0 as the default)."
     )
 
-    tools: dict[str, int] = {}
-    for m in t.messages:
-        if m.role == "tool":
-            tools[m.tool_name] = tools.get(m.tool_name, 0) + 1
+
+def _render_exclusions(t: tc.Transcript) -> None:
+    tools = Counter(m.tool_name for m in t.messages if m.role == "tool")
     st.session_state.exclude = [n for n in st.session_state.exclude if n in tools]
     st.sidebar.multiselect(
         "Never clear these tools", sorted(tools, key=lambda n: (-tools[n], n)), key="exclude",
         format_func=lambda n: f"{safe(n) or '(unnamed)'} ({tools[n]} results)",
     )
+
+
+def _render_offloading(counter: str) -> tc.ToolResultOffloadingConfig | None:
+    st.sidebar.header("Offloading")
+    st.sidebar.toggle("Offload too-large results first", key="offload_on")
+    if not st.session_state.offload_on:
+        return None
+    st.sidebar.number_input("Offloading token limit", 0, None, step=1000, key="offload_limit")
+    st.sidebar.text_input("Read tool named in the notice", key="read_tool")
+    offloading = tc.ToolResultOffloadingConfig(
+        offloading_token_limit=int(st.session_state.offload_limit),
+        read_file_tool_name=st.session_state.read_tool,
+        token_counter=counter,
+    )
+    limit = offloading.offloading_token_limit
+    st.sidebar.caption(
+        f"eino's comment says a result is offloaded above {4 * limit:,} characters (4 × limit). "
+        f"The real trigger is tokens > 4 × limit, i.e. more than {16 * limit:,} UTF-8 bytes "
+        f"(≈ {4 * limit:,} tokens). At eino's default limit (20,000) that is 320,001 bytes."
+    )
+    return offloading
+
+
+def render_settings(t: tc.Transcript) -> tuple[tc.ClearToolResultConfig, tc.ToolResultOffloadingConfig | None, str]:
+    """The sidebar's policy controls; returns the settings they make."""
+    st.sidebar.header("Policy")
+    counter = _pick_counter()
+    _render_numbers(t, counter)
+    _render_exclusions(t)
     st.sidebar.text_input("Placeholder", key="placeholder", help="What a cleared tool result holds afterwards.")
     st.sidebar.radio("Mode", MODES, key="mode", horizontal=True,
                      help="single pass: the policy once, on the whole history. replay: before every model "
                      "call, as an agent runs it; what is cleared stays cleared.")
-
-    st.sidebar.header("Offloading")
-    st.sidebar.toggle("Offload too-large results first", key="offload_on")
-    offloading = None
-    if st.session_state.offload_on:
-        st.sidebar.number_input("Offloading token limit", 0, None, step=1000, key="offload_limit")
-        st.sidebar.text_input("Read tool named in the notice", key="read_tool")
-        offloading = tc.ToolResultOffloadingConfig(
-            offloading_token_limit=int(st.session_state.offload_limit),
-            read_file_tool_name=st.session_state.read_tool,
-            token_counter=counter,
-        )
-        limit = offloading.offloading_token_limit
-        st.sidebar.caption(
-            f"eino's comment says a result is offloaded above {4 * limit:,} characters (4 × limit). "
-            f"The real trigger is tokens > 4 × limit, i.e. more than {16 * limit:,} UTF-8 bytes "
-            f"(≈ {4 * limit:,} tokens). At eino's default limit (20,000) that is 320,001 bytes."
-        )
+    offloading = _render_offloading(counter)
     config = tc.ClearToolResultConfig(
         tool_result_token_threshold=int(st.session_state.threshold_input),
         keep_recent_tokens=int(st.session_state.keep_input),

@@ -42,56 +42,112 @@ def _healthy(url: str) -> bool:
         return False
 
 
-def slider_moves(path: Path, moves: int = 8) -> list[float]:
-    from playwright.sync_api import expect, sync_playwright
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 
+# Checked on every animation frame: Playwright's expect() polls at 100 / 250 / 500 ms,
+# which would round every timing up to its schedule instead of measuring it.
+_SHOWN = """([label, want]) => {
+  if (!document.querySelector('[data-testid="stApp"][data-test-script-state="notRunning"]')) return false;
+  for (const m of document.querySelectorAll('[data-testid="stMetric"]')) {
+    if (label && !m.innerText.includes(label)) continue;
+    const v = m.querySelector('[data-testid="stMetricValue"]');
+    if (v && v.innerText.trim() === want) return true;
+  }
+  return false;
+}"""
+
+
+def _time_move(page, thumb, key: str, label: str, want: str) -> float:
+    """Seconds from the key press until the metric shows ``want`` and the app is idle."""
+    thumb.focus()
+    start = time.perf_counter()
+    thumb.press(key)
+    page.wait_for_function(_SHOWN, arg=[label, want], polling="raf", timeout=30_000)
+    return time.perf_counter() - start
+
+
+def _serve(script: Path) -> tuple[subprocess.Popen[bytes], str]:
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless=true",
+        [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless=true",
          f"--server.port={port}", "--server.address=127.0.0.1", "--browser.gatherUsageStats=false",
          "--server.fileWatcherType=none"],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
+    t0 = time.monotonic()
+    while not _healthy(url):
+        if time.monotonic() - t0 > 60:
+            raise TimeoutError("streamlit did not start")
+        time.sleep(0.1)
+    return proc, url
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
     try:
-        t0 = time.monotonic()
-        while not _healthy(url):
-            if time.monotonic() - t0 > 60:
-                raise TimeoutError("streamlit did not start")
-            time.sleep(0.1)
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def bare_slider_moves(moves: int = 8) -> list[float]:
+    """The same move, timed the same way, on a bare app (one slider, one metric): the floor."""
+    from playwright.sync_api import sync_playwright
+
+    proc, url = _serve(ROOT / "benchmarks" / "bare_app.py")
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(url)
+            page.wait_for_selector(IDLE, timeout=60_000)
+            thumb = page.get_by_test_id("stSlider").get_by_role("slider")
+            times = []
+            for k in range(moves + 1):
+                key, expected = ("Home", "0") if k % 2 == 0 else ("End", "100")
+                took = _time_move(page, thumb, key, "", expected)
+                if k:
+                    times.append(took)
+            browser.close()
+        return times
+    finally:
+        _stop(proc)
+
+
+def slider_moves(path: Path, moves: int = 8) -> list[float]:
+    from playwright.sync_api import expect, sync_playwright
+
+    proc, url = _serve(ROOT / "app.py")
+    try:
         t = tc.load(path)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(url)
-            idle = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+            idle = IDLE
             page.wait_for_selector(idle, timeout=60_000)
             page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(path)
             expect(page.get_by_test_id("stCaptionContainer").filter(has_text=path.name)).to_be_visible(timeout=60_000)
             page.wait_for_selector(idle, timeout=60_000)
             thumb = page.get_by_test_id("stSlider").filter(has_text="Keep-recent token budget").get_by_role("slider")
             top = int(thumb.get_attribute("max") or "0")
-            metric = page.get_by_test_id("stMetric").filter(has_text="Results cleared").get_by_test_id("stMetricValue")
             times = []
             for k in range(moves + 1):
                 key, keep = ("Home", 0) if k % 2 == 0 else ("End", top)
                 expected = len(tc.reduce_by_tokens(t.messages, tc.ClearToolResultConfig(keep_recent_tokens=keep)).cleared_indices)
-                thumb.focus()
-                start = time.perf_counter()
-                thumb.press(key)
-                expect(metric).to_have_text(f"{expected:,}", timeout=30_000)
-                page.get_by_test_id("stPlotlyChart").first.wait_for()
-                page.wait_for_selector(idle, timeout=30_000)
+                took = _time_move(page, thumb, key, "Results cleared", f"{expected:,}")
+                page.locator("svg[aria-label='token usage per message'], [data-testid=stPlotlyChart], [data-testid=stImage]").first.wait_for()
                 if k:  # the first move also warms caches
-                    times.append(time.perf_counter() - start)
+                    times.append(took)
             browser.close()
         return times
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=10)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            os.killpg(proc.pid, signal.SIGKILL)
+        _stop(proc)
 
 
 if __name__ == "__main__":
-    print(slider_moves(Path(sys.argv[1])))
+    import statistics
+
+    floor = statistics.median(bare_slider_moves())
+    app = statistics.median(slider_moves(Path(sys.argv[1])))
+    print(f"bare {floor * 1000:.0f} ms, inspector {app * 1000:.0f} ms, ratio {app / floor:.2f}")

@@ -401,11 +401,14 @@ def test_real_ctrl_c_never_leaves_a_temp_file_and_reports_truly(tmp_path) -> Non
         time.sleep(delay)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=120)
-        assert "Traceback" not in err
         assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".toolclear-")) == []
-        if proc.returncode == -signal.SIGINT:  # killed before Python installed its handler
+        if proc.returncode == -signal.SIGINT:
+            # interrupted while the interpreter was still importing the package, before any
+            # of toolclear's code could run: Python reports that itself; nothing was written
             assert not out.exists()
-        elif proc.returncode == 130:
+            continue
+        assert "Traceback" not in err
+        if proc.returncode == 130:
             assert ("wrote" in err) == out.exists(), err
         else:
             assert proc.returncode == 0 and out.exists(), (proc.returncode, err)

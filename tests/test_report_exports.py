@@ -151,15 +151,33 @@ def test_usage_figure_bars_match_statuses(t) -> None:
     assert list(threshold.y) == [20000, 20000]
 
 
-def test_usage_figure_for_many_messages_uses_outlines() -> None:
+def test_usage_figure_for_many_messages_draws_columns() -> None:
     msgs = [tc.Message("tool" if i % 2 else "user", "x" * (i % 50), tool_name="t") for i in range(3000)]
     r = tc.reduce_by_tokens(msgs, tc.ClearToolResultConfig(100, 500))
     fig = charts.usage_figure(r, msgs)
-    assert not any(tr.type == "bar" for tr in fig.data)
-    hover = next(tr for tr in fig.data if tr.name == "message")
-    assert len(hover.x) == 3000 and "cleared" in hover.hovertext[1]
-    cleared = next(tr for tr in fig.data if tr.name == "cleared")
-    assert len(cleared.x) == 6000 and cleared.fill == "tozeroy"
+    k = -(-3000 // charts.MAX_COLUMNS)
+    columns = [tr for tr in fig.data if getattr(tr, "stackgroup", None)]
+    assert columns and all(len(tr.x) == 3000 // k + 1 for tr in columns)  # one point per column, not per message
+    assert sum(sum(tr.y[:-1]) for tr in columns) == sum(r.token_counts_original or r.token_counts)
+    hover = next(tr for tr in fig.data if tr.name == "messages")
+    assert len(hover.x) == 3000 // k and "cleared" in hover.hovertext[0]
+
+
+def test_usage_svg_columns_tooltips_and_totals() -> None:
+    import re
+
+    msgs = [tc.Message("tool" if i % 2 else "user", "x" * (i % 50), tool_name="<b>SECRET</b>") for i in range(3000)]
+    r = tc.reduce_by_tokens(msgs, tc.ClearToolResultConfig(100, 500))
+    svg = charts.usage_svg(r, msgs)
+    titles = re.findall(r"<title>#(\d+)–#(\d+): ([^;]*); tokens ([\d,]+) → ([\d,]+)</title>", svg)
+    assert len(titles) == charts.SVG_COLUMNS and titles[0][:2] == ("0", "9") and titles[-1][1] == "2999"
+    before = r.token_counts_original or r.token_counts
+    assert sum(int(t[3].replace(",", "")) for t in titles) == sum(before)
+    assert sum(int(t[4].replace(",", "")) for t in titles) == sum(r.token_counts_after)
+    cleared = sum(int(m) for t in titles for m in re.findall(r"(\d+) cleared", t[2]))
+    assert cleared == len(r.cleared_indices)
+    assert f"window starts at #{r.recent_start_index}" in svg and "threshold 100" in svg
+    assert "SECRET" not in svg  # nothing from the transcript, only numbers and status names
 
 
 def test_replay_figure_and_heatmap(t) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, cast
 
 from ._offload import ToolResultOffloadingConfig
@@ -145,8 +146,8 @@ def summary_dict(result: Result) -> SummaryDict:
     """Totals of one result: what the app's headline metrics show."""
     before = result.tokens_before
     after = result.tokens_after
-    statuses = Counter(str(s) for s in result.statuses)
-    tool_results = sum(1 for m in result.messages if m.role == "tool")
+    statuses = {s._value_: n for s, n in Counter(result.statuses).items()}  # enum hashing, then names
+    tool_results = Counter(map(attrgetter("role"), result.messages))["tool"]  # C-speed on long runs
     if isinstance(result, Replay):
         last = result.steps[-1] if result.steps else None
         triggered = last.triggered if last is not None else False

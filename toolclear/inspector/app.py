@@ -9,6 +9,7 @@ always shown as text (code blocks, tables, escaped markdown), never as HTML.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import re
@@ -98,11 +99,15 @@ def load_source(digest: str, name: str, fmt: str, _data: bytes) -> Loaded:
     """Parse once per file content and format; the same objects come back on every rerun,
     so token counts cached on the messages survive slider moves."""
     try:
-        return Loaded(tuple(tc.load_all(_data, fmt, name=name)))
+        loaded = Loaded(tuple(tc.load_all(_data, fmt, name=name)))
     except tc.ToolclearError as exc:
         return Loaded(error=str(exc))
     except (RecursionError, MemoryError) as exc:
         return Loaded(error=f"{name}: cannot read this file: {type(exc).__name__}")
+    # a long transcript is millions of objects that live as long as the cache: moved out
+    # of the collector's generations, a slider move no longer pays for a full collection
+    gc.freeze()
+    return loaded
 
 
 @st.cache_data(ttl=600, show_spinner=False)
@@ -209,7 +214,7 @@ def pick_conversation(transcripts: tuple[tc.Transcript, ...]) -> tc.Transcript:
     return next(t for t in transcripts if t.id == st.session_state.conversation)
 
 
-def _slider_pair(name: str, label: str, top: int, step: int, help: str) -> None:
+def _slider_pair(where: Any, name: str, label: str, top: int, step: int, help: str) -> None:
     """A slider sized to the transcript and an exact number input, kept in step.
 
     A slider whose range changes is a new widget to Streamlit, so its value is set again
@@ -219,9 +224,9 @@ def _slider_pair(name: str, label: str, top: int, step: int, help: str) -> None:
     if st.session_state.get(marker) != top:
         st.session_state[marker] = top
         st.session_state[slider] = int(st.session_state[exact])
-    st.sidebar.slider(label, 0, top, step=1, key=slider, on_change=_sync, args=(slider, exact), help=help)
-    st.sidebar.number_input(f"exact {label.lower()}", 0, None, step=step, key=exact, on_change=_sync,
-                            args=(exact, slider), label_visibility="collapsed")
+    where.slider(label, 0, top, step=1, key=slider, on_change=_sync, args=(slider, exact), help=help)
+    where.number_input(f"exact {label.lower()}", 0, None, step=step, key=exact, on_change=_sync,
+                       args=(exact, slider), label_visibility="collapsed")
 
 
 def _pick_counter() -> str:
@@ -243,15 +248,21 @@ def _pick_counter() -> str:
 
 
 def _render_numbers(t: tc.Transcript, counter: str) -> None:
-    """The threshold and keep controls, sized to this conversation."""
-    counts = ensure_counts(t.messages, counter)
-    bounds = sweeps.slider_bounds(t.messages, counts, st.session_state.placeholder)
-    _slider_pair("threshold", "Tool-result token threshold", bounds.threshold_max, bounds.threshold_step,
+    """The threshold and keep controls, sized to this conversation (in the results
+    fragment: moving them reruns only what depends on them)."""
+    key = (id(t), counter, st.session_state.placeholder)
+    memo = st.session_state.get("_bounds")
+    if memo is None or memo[0] != key:  # a slider move changes neither: compute once per conversation
+        memo = (key, sweeps.slider_bounds(t.messages, ensure_counts(t.messages, counter), st.session_state.placeholder))
+        st.session_state["_bounds"] = memo
+    bounds = memo[1]
+    left, right = st.columns(2)
+    _slider_pair(left, "threshold", "Tool-result token threshold", bounds.threshold_max, bounds.threshold_step,
                  "Clear only when the tool results hold more tokens than this (strictly more).")
-    _slider_pair("keep", "Keep-recent token budget", bounds.keep_max, bounds.keep_step,
+    _slider_pair(right, "keep", "Keep-recent token budget", bounds.keep_max, bounds.keep_step,
                  "The protected window: messages counted back from the end within this budget.")
-    st.sidebar.button("eino defaults (20,000 / 40,000)", key="defaults", on_click=_set_eino_defaults)
-    st.sidebar.caption(
+    left.button("eino defaults (20,000 / 40,000)", key="defaults", on_click=_set_eino_defaults)
+    right.caption(
         f"This conversation: {bounds.tool_result_tokens:,} tool-result tokens of {bounds.total_tokens:,} in all. "
         "Values are taken literally: 0 means 0 (eino itself reads 0 as the default)."
     )
@@ -287,25 +298,26 @@ def _render_offloading(counter: str) -> tc.ToolResultOffloadingConfig | None:
     return offloading
 
 
-def render_settings(t: tc.Transcript) -> tuple[tc.ClearToolResultConfig, tc.ToolResultOffloadingConfig | None, str]:
-    """The sidebar's policy controls; returns the settings they make."""
+def render_settings(t: tc.Transcript) -> tuple[tc.ToolResultOffloadingConfig | None, str]:
+    """The sidebar's policy controls; returns the offloading settings and the counter."""
     st.sidebar.header("Policy")
     counter = _pick_counter()
-    _render_numbers(t, counter)
     _render_exclusions(t)
     st.sidebar.text_input("Placeholder", key="placeholder", help="What a cleared tool result holds afterwards.")
     st.sidebar.radio("Mode", MODES, key="mode", horizontal=True,
                      help="single pass: the policy once, on the whole history. replay: before every model "
                      "call, as an agent runs it; what is cleared stays cleared.")
-    offloading = _render_offloading(counter)
-    config = tc.ClearToolResultConfig(
+    return _render_offloading(counter), counter
+
+
+def current_config(counter: str) -> tc.ClearToolResultConfig:
+    return tc.ClearToolResultConfig(
         tool_result_token_threshold=int(st.session_state.threshold_input),
         keep_recent_tokens=int(st.session_state.keep_input),
         placeholder=st.session_state.placeholder,
         exclude_tools=tuple(st.session_state.exclude),
         token_counter=counter,
     )
-    return config, offloading, counter
 
 
 def render_metrics(summary: schema.SummaryDict, mode: schema.Mode) -> None:
@@ -323,9 +335,15 @@ def render_metrics(summary: schema.SummaryDict, mode: schema.Mode) -> None:
                        "so a provider's prompt cache for that prefix is lost.")
 
 
-def render_usage(result: Any, t: tc.Transcript, config: tc.ClearToolResultConfig) -> None:
-    st.plotly_chart(charts.usage_figure(result, t.messages), key="usage_chart", config={"displaylogo": False})
-    start = report.summary_dict(result)["recent_start_index"]
+def render_usage(result: Any, t: tc.Transcript, config: tc.ClearToolResultConfig, start: int | None) -> None:
+    if len(t.messages) > charts.MAX_COLUMNS:
+        # a long run: one SVG of columns (plotly would take ~100 ms per slider move to redraw);
+        # it holds only numbers and status names, nothing from the transcript
+        st.image(charts.usage_svg(result, t.messages), use_container_width=True)
+        st.caption("Each column is a run of messages; hover over one for which messages and what was cleared. "
+                   "The Messages tab lists every message.")
+    else:
+        st.plotly_chart(charts.usage_figure(result, t.messages), key="usage_chart", config={"displaylogo": False})
     notes = []
     if start is not None and start < len(t.messages):
         notes.append(
@@ -525,14 +543,19 @@ def render_transcript_notes(t: tc.Transcript) -> None:
             st.dataframe(pd.DataFrame(rows), hide_index=True, key="notes_table")
 
 
-def main() -> None:
-    st.set_page_config(page_title="toolclear inspector", page_icon="✂", layout="wide")
+def _safely(run: Any, *args: Any) -> None:
+    """Run a part of the app; an error is one st.error line, and the app keeps working."""
     try:
-        run_app()
+        run(*args)
     except tc.ToolclearError as exc:  # e.g. a setting the core refuses: say so, keep working
         st.error(md(str(exc)))
-    except Exception as exc:  # a bug: one line instead of a traceback, and the app keeps working
+    except Exception as exc:  # a bug: one line instead of a traceback
         st.error(md(f"Something went wrong inside toolclear ({type(exc).__name__}: {exc}); please report it."))
+
+
+def main() -> None:
+    st.set_page_config(page_title="toolclear inspector", page_icon="✂", layout="wide")
+    _safely(run_app)
 
 
 def _digest(identity: str, data: bytes) -> str:
@@ -566,7 +589,20 @@ def run_app() -> None:
         + (f" · conversation {md(t.id)}" if len(loaded.transcripts) > 1 else "")
         + f" · {len(t.messages):,} messages"
     )
-    config, offloading, _counter = render_settings(t)
+    offloading, counter = render_settings(t)
+    results(t, digest, counter, offloading)
+
+
+@st.fragment
+def results(t: tc.Transcript, digest: str, counter: str, offloading: tc.ToolResultOffloadingConfig | None) -> None:
+    """Everything the threshold and keep controls change. A fragment: moving them reruns
+    this part only, not the sidebar, the upload or the loading above it."""
+    _safely(_results, t, digest, counter, offloading)
+
+
+def _results(t: tc.Transcript, digest: str, counter: str, offloading: tc.ToolResultOffloadingConfig | None) -> None:
+    _render_numbers(t, counter)
+    config = current_config(counter)
     mode: schema.Mode = st.session_state.mode
     backend = tc.MemoryBackend() if offloading else None
     rp: tc.Replay | None = None
@@ -585,7 +621,7 @@ def run_app() -> None:
     usage, replay_tab, table, sweep_tab, export = views
     if usage.open:
         with usage:
-            render_usage(result, t, config)
+            render_usage(result, t, config, summary["recent_start_index"])
     if replay_tab.open:
         with replay_tab:
             render_replay(rp if rp is not None else tc.replay(

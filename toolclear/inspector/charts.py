@@ -7,6 +7,7 @@ Every number comes from a core result; this module only draws. Text from transcr
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,7 +17,7 @@ from ..model import Message, MessageStatus
 from ..report import display_text, window_start
 from ..sweep import Sweep
 
-__all__ = ["STATUS_COLORS", "heatmap_figure", "replay_figure", "usage_figure"]
+__all__ = ["MAX_COLUMNS", "STATUS_COLORS", "heatmap_figure", "replay_figure", "usage_figure", "usage_svg"]
 
 Result = Reduction | Replay
 
@@ -32,19 +33,44 @@ STATUS_COLORS = {
 _ORDER = ["cleared", "offloaded", "protected", "excluded", "already cleared", "kept", "other message"]
 
 
-_BARS_UP_TO = 1500
+MAX_COLUMNS = 1000
+"""Above this many messages the usage chart draws columns of ``ceil(n / 1000)``
+messages each: a screen shows no more, and the browser gets a tenth of the data."""
 
 
-def _area_bars(np: Any, n: int, mask: Any, before: Any, color: str, name: str) -> dict[str, Any]:
-    """The bars of one status drawn as one filled step outline over every message
-    (height 0 where a message has another status): a single SVG path, so 10,000 bars
-    draw in about a tenth of the time plotly needs for 10,000 bar elements."""
-    xs = np.empty(2 * n, dtype=float)
-    xs[0::2] = np.arange(n) - 0.5
-    xs[1::2] = np.arange(n) + 0.5
-    ys = np.repeat(np.where(mask, before, 0), 2)
-    return {"type": "scatter", "mode": "lines", "x": xs, "y": ys, "fill": "tozeroy", "name": name,
-            "line": {"width": 0, "color": color}, "fillcolor": color, "hoverinfo": "skip"}
+def _binned_traces(np: Any, n: int, cats: Any, before: Any, after: Any) -> tuple[list[dict[str, Any]], int]:
+    """Stacked columns of ``k`` messages (tokens per status summed), and one invisible
+    line over their tops whose hover names the messages and what happened to them."""
+    k = -(-n // MAX_COLUMNS)
+    bins = np.arange(n) // k
+    nb = int(bins[-1]) + 1
+    centers = np.arange(nb) * k + (k - 1) / 2
+    traces: list[dict[str, Any]] = []
+    counts: dict[str, Any] = {}
+    edges = np.append(np.arange(nb) * k, n) - 0.5
+    for cat in _ORDER:
+        mask = cats == cat
+        if not mask.any():
+            continue
+        counts[cat] = np.bincount(bins[mask], minlength=nb)
+        sums = np.bincount(bins[mask], weights=before[mask], minlength=nb)
+        # one stacked step area per status: a single SVG path, where 1,000 bars would be 1,000
+        traces.append({"type": "scatter", "mode": "lines", "x": edges, "y": np.append(sums, sums[-1]),
+                       "stackgroup": "tokens", "line": {"width": 0, "shape": "hv", "color": STATUS_COLORS[cat]},
+                       "fillcolor": STATUS_COLORS[cat], "name": cat, "hoverinfo": "skip"})
+    tops = np.bincount(bins, weights=before, minlength=nb)
+    after_sum = np.bincount(bins, weights=after, minlength=nb)
+    first = np.arange(nb) * k
+    last = np.minimum(first + k - 1, n - 1)
+    text = [", ".join(f"{int(c[b])} {cat}" for cat, c in counts.items() if c[b]) for b in range(nb)]
+    traces.append({
+        "type": "scatter", "mode": "lines", "x": centers, "y": tops, "showlegend": False, "name": "messages",
+        "line": {"width": 0, "color": "rgba(0,0,0,0)"}, "customdata": np.stack([first, last, after_sum], axis=1),
+        "hovertext": text,
+        "hovertemplate": "#%{customdata[0]}–#%{customdata[1]}: %{hovertext}<br>tokens %{y:,} → "
+                         "%{customdata[2]:,}<extra></extra>",
+    })
+    return traces, k
 
 
 def _hover_label(m: Message) -> str:
@@ -73,39 +99,34 @@ def usage_figure(result: Result, original: Sequence[Message], *, height: int = 4
     after = np.asarray(result.token_counts_after, dtype=np.int64)
     other = MessageStatus.KEPT
     cats = ["other message" if s is other and m.role != "tool" else s._value_ for m, s in zip(original, result.statuses)]
-    labels = [_hover_label(m) for m in original]
     x = np.arange(n)
     cat_arr = np.asarray(cats, dtype=object)
     traces: list[dict[str, Any]] = []
-    for cat in _ORDER:
-        mask = cat_arr == cat
-        if not mask.any():
-            continue
-        if n > _BARS_UP_TO:
-            traces.append(_area_bars(np, n, mask, before, STATUS_COLORS[cat], cat))
-            continue
-        where = np.flatnonzero(mask)
-        traces.append({
-            "type": "bar", "x": x[where], "y": before[where], "name": cat,
-            "marker": {"color": STATUS_COLORS[cat], "line": {"width": 0}},
-            "customdata": after[where], "hovertext": [labels[i] for i in where],
-            "hovertemplate": "#%{x} %{hovertext}<br>tokens %{y:,} → %{customdata:,}<br>" + cat + "<extra></extra>",
-        })
-    if n > _BARS_UP_TO:
-        # one invisible line through the bar tops carries the hover of every message
-        traces.append({
-            "type": "scatter", "mode": "lines", "x": x, "y": before, "showlegend": False, "name": "message",
-            "line": {"width": 0, "color": "rgba(0,0,0,0)"}, "customdata": after,
-            "hovertext": [f"{label}<br>{cat}" for label, cat in zip(labels, cats)],
-            "hovertemplate": "#%{x} %{hovertext}<br>tokens %{y:,} → %{customdata:,}<extra></extra>",
-        })
+    per = 1
+    if n > MAX_COLUMNS:
+        traces, per = _binned_traces(np, n, cat_arr, before, after)
+    else:
+        labels = [_hover_label(m) for m in original]
+        for cat in _ORDER:
+            where = np.flatnonzero(cat_arr == cat)
+            if not len(where):
+                continue
+            traces.append({
+                "type": "bar", "x": x[where], "y": before[where], "name": cat,
+                "marker": {"color": STATUS_COLORS[cat], "line": {"width": 0}},
+                "customdata": after[where], "hovertext": [labels[i] for i in where],
+                "hovertemplate": "#%{x} %{hovertext}<br>tokens %{y:,} → %{customdata:,}<br>" + cat + "<extra></extra>",
+            })
     # the running total the trigger looks at: tool results not already cleared, as they arrived
     counted = np.asarray([m.role == "tool" and m.content != config.placeholder for m in original], dtype=bool)
     policy_counts = np.asarray(result.token_counts, dtype=np.int64)
     running = np.cumsum(np.where(counted, policy_counts, 0)) if n else np.zeros(0, dtype=np.int64)
     right = max(n - 0.5, 0.5)
+    ends = x[per - 1 :: per] if per > 1 else x  # the running total at the end of each column
+    if per > 1 and len(ends) and ends[-1] != n - 1:
+        ends = np.append(ends, n - 1)
     traces.append({
-        "type": "scatter", "x": x, "y": running, "name": "tool-result tokens so far", "yaxis": "y2",
+        "type": "scatter", "x": ends, "y": running[ends], "name": "tool-result tokens so far", "yaxis": "y2",
         "mode": "lines", "line": {"color": "#444", "width": 1.5},
         "hovertemplate": "#%{x}: %{y:,} tool-result tokens so far<extra></extra>",
     })
@@ -127,13 +148,13 @@ def usage_figure(result: Result, original: Sequence[Message], *, height: int = 4
         annotations = [{"x": start - 0.5, "y": 1.0, "xref": "x", "yref": "paper", "text": f"window starts at #{start}",
                         "showarrow": False, "xanchor": "left", "yanchor": "bottom", "font": {"color": "#2ca02c"}}]
     layout = {
-        "barmode": "overlay",
+        "barmode": "stack" if per > 1 else "overlay",
         "bargap": 0 if n > 200 else 0.15,
         "height": height,
         "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
         "legend": {"orientation": "h", "y": -0.22},
         "xaxis": {"title": {"text": "message"}, "range": [-0.5, right]},
-        "yaxis": {"title": {"text": "tokens per message"}},
+        "yaxis": {"title": {"text": "tokens per message" if per == 1 else f"tokens per {per} messages"}},
         "yaxis2": {"title": {"text": "tool-result tokens so far"}, "overlaying": "y", "side": "right",
                    "rangemode": "tozero", "showgrid": False},
         "hovermode": "closest",
@@ -216,3 +237,142 @@ def heatmap_figure(sw: Sweep, values: str, current: tuple[int, int], *, height: 
                       yaxis={"title": "tool-result threshold", "type": "category"},
                       title={"text": titles[values], "x": 0.01}, showlegend=False)
     return fig
+
+
+def _nice_ticks(top: float, count: int = 4) -> list[int]:
+    """Round tick values from 0 to at least ``top`` (1, 2 or 5 times a power of ten apart)."""
+    if top <= 0:
+        return [0]
+    raw = top / count
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    return [int(step * k) for k in range(int(math.ceil(top / step)) + 1)]
+
+
+def _tick_label(value: int) -> str:
+    return f"{value / 1000:g}k" if value >= 1000 else str(value)
+
+
+SVG_COLUMNS = 300
+"""Columns of the SVG usage chart: about 3 px each at its width, as fine as a screen shows."""
+
+
+_CODES = {name: k for k, name in enumerate(_ORDER)}
+_STATUS_CODE = {status: _CODES[status._value_] for status in MessageStatus}
+_STATIC: dict[tuple[int, int, str], Any] = {}
+
+
+def _static_arrays(np: Any, original: Sequence[Message], placeholder: str) -> tuple[Any, Any]:
+    """(is a tool result, counts toward the trigger) per message: fixed for a transcript,
+    so worked out once and kept for the next slider move (a few entries at most)."""
+    key = (id(original), len(original), placeholder)
+    hit = _STATIC.get(key)
+    if hit is None or hit[0] is not original:
+        is_tool = np.fromiter((m.role == "tool" for m in original), dtype=bool, count=len(original))
+        counted = is_tool & np.fromiter((m.content != placeholder for m in original), dtype=bool,
+                                        count=len(original))
+        hit = (original, is_tool, counted)
+        _STATIC[key] = hit
+        while len(_STATIC) > 4:
+            _STATIC.pop(next(iter(_STATIC)))
+    return hit[1], hit[2]
+
+
+def usage_svg(result: Result, original: Sequence[Message], *, width: int = 1000, height: int = 430) -> str:
+    """The usage chart of a long run as one SVG: columns of ``ceil(n / 300)`` messages
+    (tokens per status stacked), the protected window shaded, the running tool-result
+    total against the threshold on the right axis, and a tooltip per column naming its
+    messages. A browser draws it in a few milliseconds, where plotly needs a hundred;
+    it holds no text from the transcript, only numbers and status names."""
+    import numpy as np
+
+    n = len(result.messages)
+    config = result.config
+    before = np.asarray(result.token_counts_original or result.token_counts, dtype=np.int64)
+    after = np.asarray(result.token_counts_after, dtype=np.int64)
+    is_tool, counted = _static_arrays(np, original, config.placeholder)
+    codes = np.fromiter((_STATUS_CODE[s] for s in result.statuses), dtype=np.int64, count=n)
+    codes[(codes == _CODES["kept"]) & ~is_tool] = _CODES["other message"]
+    k = max(1, -(-n // SVG_COLUMNS))
+    bins = np.arange(n) // k
+    nb = int(bins[-1]) + 1 if n else 0
+    left, right, top_pad, bottom = 56, 64, 28, 70
+    plot_w, plot_h = width - left - right, height - top_pad - bottom
+    col_w = plot_w / max(nb, 1)
+    cells = bins * len(_ORDER) + codes  # one bincount gives every (column, status) at once
+    size = max(nb, 1) * len(_ORDER)
+    by_status = np.bincount(cells, weights=before, minlength=size).reshape(-1, len(_ORDER))[:nb]
+    count_by_status = np.bincount(cells, minlength=size).reshape(-1, len(_ORDER))[:nb]
+    present = [c for c, name in enumerate(_ORDER) if count_by_status[:, c].any()]
+    sums = {_ORDER[c]: by_status[:, c] for c in present}
+    totals = by_status.sum(axis=1)
+    y_ticks = _nice_ticks(float(totals.max()) if nb else 0.0)
+    y_max = max(y_ticks[-1], 1)
+    running = np.cumsum(np.where(counted, np.asarray(result.token_counts, dtype=np.int64), 0)) if n else np.zeros(0)
+    ends = np.minimum((np.arange(nb) + 1) * k - 1, n - 1)
+    y2_ticks = _nice_ticks(float(max(running[-1] if n else 0, config.tool_result_token_threshold)))
+    y2_max = max(y2_ticks[-1], 1)
+
+    def px(col: float) -> float:
+        return left + col * col_w
+
+    def py(value: float, scale: float) -> float:
+        return top_pad + plot_h * (1 - value / scale)
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" '
+           f'font-family="sans-serif" font-size="11" role="img" aria-label="token usage per message">']
+    start = window_start(result)
+    if start is not None and n:
+        x0 = px(start / k)
+        out.append(f'<rect x="{x0:.1f}" y="{top_pad}" width="{left + plot_w - x0:.1f}" height="{plot_h}" '
+                   f'fill="{STATUS_COLORS["protected"]}" fill-opacity="0.10"/>')
+        out.append(f'<line x1="{x0:.1f}" x2="{x0:.1f}" y1="{top_pad}" y2="{top_pad + plot_h}" '
+                   f'stroke="{STATUS_COLORS["protected"]}" stroke-width="2"/>')
+        near_end = x0 > left + 0.7 * plot_w
+        out.append(f'<text x="{x0 + (-4 if near_end else 4):.1f}" y="{top_pad - 6}" '
+                   f'text-anchor="{"end" if near_end else "start"}" fill="{STATUS_COLORS["protected"]}">'
+                   f'window starts at #{start}</text>')
+    for value in y_ticks:
+        y = py(value, y_max)
+        out.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#eee"/>'
+                   f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" fill="#555">{_tick_label(value)}</text>')
+    base = np.zeros(nb)
+    for cat, values in sums.items():  # stacked step areas, one path per status
+        tops = base + values
+        edge = [f"{px(b):.1f},{py(tops[b], y_max):.1f} {px(b + 1):.1f},{py(tops[b], y_max):.1f}" for b in range(nb)]
+        back = [f"{px(b + 1):.1f},{py(base[b], y_max):.1f} {px(b):.1f},{py(base[b], y_max):.1f}"
+                for b in reversed(range(nb))]
+        out.append(f'<polygon points="{" ".join(edge + back)}" fill="{STATUS_COLORS[cat]}"/>')
+        base = tops
+    line = " ".join(f"{px(b + 1):.1f},{py(float(running[ends[b]]), y2_max):.1f}" for b in range(nb))
+    out.append(f'<polyline points="{line}" fill="none" stroke="#444" stroke-width="1.5"/>')
+    ty = py(config.tool_result_token_threshold, y2_max)
+    out.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{ty:.1f}" y2="{ty:.1f}" stroke="#d62728" '
+               f'stroke-dasharray="6 4" stroke-width="1.5"/>')
+    for value in y2_ticks:
+        out.append(f'<text x="{left + plot_w + 6}" y="{py(value, y2_max) + 4:.1f}" fill="#555">'
+                   f'{_tick_label(value)}</text>')
+    for value in _nice_ticks(float(n), 6):
+        if value <= n:
+            out.append(f'<text x="{px(value / k):.1f}" y="{top_pad + plot_h + 14}" text-anchor="middle" '
+                       f'fill="#555">{value:,}</text>')
+    out.append(f'<text x="12" y="{top_pad + plot_h / 2:.0f}" transform="rotate(-90 12 {top_pad + plot_h / 2:.0f})" '
+               f'text-anchor="middle" fill="#333">tokens per {k} messages</text>')
+    out.append(f'<text x="{width - 8}" y="{top_pad + plot_h / 2:.0f}" transform="rotate(90 {width - 8} '
+               f'{top_pad + plot_h / 2:.0f})" text-anchor="middle" fill="#333">tool-result tokens so far</text>')
+    legend = [(STATUS_COLORS[c], c) for c in sums] + [("#444", "tool-result tokens so far"),
+                                                      ("#d62728", f"threshold {config.tool_result_token_threshold:,}")]
+    x = left
+    for color, label in legend:
+        out.append(f'<rect x="{x}" y="{height - 24}" width="12" height="12" fill="{color}"/>'
+                   f'<text x="{x + 16}" y="{height - 14}" fill="#333">{label}</text>')
+        x += 24 + 7 * len(label)
+    counts = {_ORDER[c]: count_by_status[:, c] for c in present}
+    after_sums = np.bincount(bins, weights=after, minlength=nb) if n else np.zeros(0)
+    for b in range(nb):  # a transparent column with a tooltip: which messages, what happened to them
+        first, last = b * k, min(b * k + k - 1, n - 1)
+        what = ", ".join(f"{int(c[b])} {cat}" for cat, c in counts.items() if c[b])
+        out.append(f'<rect x="{px(b):.1f}" y="{top_pad}" width="{col_w:.2f}" height="{plot_h}" fill="transparent">'
+                   f'<title>#{first}–#{last}: {what}; tokens {int(totals[b]):,} → {int(after_sums[b]):,}</title></rect>')
+    out.append("</svg>")
+    return "".join(out)

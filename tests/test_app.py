@@ -49,12 +49,13 @@ def expect_numbers(at: AppTest, result, transcript: tc.Transcript) -> None:
     m = metrics(at)
     assert m["Messages"] == f"{s['messages']:,}"
     assert m["Tool results"] == f"{s['tool_results']:,}"
-    assert m["Tokens before"] == f"{s['tokens_before']:,}"
-    assert m["Tokens after"] == f"{s['tokens_after']:,}"
-    assert m["Saved"] == f"{s['tokens_saved']:,}"
+    assert m["Final history: tokens before"] == f"{s['tokens_before']:,}"
+    assert m["Final history: tokens after"] == f"{s['tokens_after']:,}"
+    assert m["Saved in the final history"] == f"{s['tokens_saved']:,}"
     assert m["Results cleared"] == f"{s['cleared']:,}"
     if s["mode"] == "replay":
         assert m["Cache breaks"] == f"{s['cache_breaks']:,}"
+        assert m["Input tokens saved over all calls"] == f"{s['tokens_sent_unreduced'] - s['tokens_sent']:,}"
     df = table(at)
     rows = report.message_rows(result, transcript)
     assert df["status"].tolist() == [r["status"] for r in rows]
@@ -118,7 +119,7 @@ def test_counter_select_uses_tiktoken(sample) -> None:
     at.selectbox(key="counter").set_value("cl100k_base").run()
     result = tc.reduce_by_tokens(sample.messages, tc.ClearToolResultConfig(token_counter="cl100k_base"))
     expect_numbers(at, result, sample)
-    assert metrics(at)["Tokens before"] != f"{sum(tc.count_tokens(sample.messages)):,}"
+    assert metrics(at)["Final history: tokens before"] != f"{sum(tc.count_tokens(sample.messages)):,}"
 
 
 def test_unavailable_counter_says_why(sample) -> None:

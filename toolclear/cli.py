@@ -508,9 +508,9 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[bytes] | None = None, 
     """Run the CLI; returns the exit status."""
     out = stdout if stdout is not None else sys.stdout.buffer
     err = stderr if stderr is not None else sys.stderr
-    parser = _parser()
     _WRITTEN.clear()
     try:
+        parser = _parser()
         args = parser.parse_args(argv)
         if args.command is None:
             parser.print_help(sys.stdout)
@@ -541,4 +541,9 @@ if __name__ == "__main__":  # pragma: no cover
 
 def main_entry() -> None:
     """Console-script entry point."""
-    sys.exit(main())
+    try:
+        code = main()
+    except KeyboardInterrupt:  # between the call and main's own handler
+        print("toolclear: interrupted; nothing was written", file=sys.stderr)
+        code = 130
+    sys.exit(code)

@@ -55,7 +55,7 @@ def test_upload_tune_and_export(app_page, tmp_path) -> None:
     at_defaults = tc.reduce_by_tokens(t.messages)
     expect(page.get_by_test_id("stMetric").filter(has_text="Results cleared").get_by_test_id("stMetricValue")
            ).to_have_text(f"{len(at_defaults.cleared_indices):,}")
-    assert _metric(page, "Tokens after") == f"{at_defaults.tokens_after:,}"
+    assert _metric(page, "Final history: tokens after") == f"{at_defaults.tokens_after:,}"
     before = _usage_traces(page)
     assert before.get("cleared") == len(at_defaults.cleared_indices)
 

@@ -76,7 +76,10 @@ def _read_path(path: Path, label: str, limit: int) -> bytes:
         with os.fdopen(fd, "rb") as fh:
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                 raise TranscriptError("is not a regular file", source=label)
-            return read_stream(fh, label, limit)
+            data = fh.read()  # one buffer of the file's size (a stream's chunks would double the peak)
+        if len(data) > limit:  # grew since the stat
+            raise _too_big(label, limit)
+        return data
     except TranscriptError:
         raise
     except FileNotFoundError:

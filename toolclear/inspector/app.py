@@ -152,14 +152,17 @@ def init_state() -> None:
 
 
 def _sync(src: str, dst: str) -> None:
-    st.session_state[dst] = st.session_state[src]
+    value = st.session_state[src]
+    if dst.endswith("_slider"):  # an exact value past the slider's range puts the thumb at its end
+        value = min(int(value), int(st.session_state.get(f"_{dst.removesuffix('_slider')}_range", value)))
+    st.session_state[dst] = value
 
 
 def _set_eino_defaults() -> None:
-    for key in ("threshold_slider", "threshold_input"):
-        st.session_state[key] = tc.DEFAULT_THRESHOLD
-    for key in ("keep_slider", "keep_input"):
-        st.session_state[key] = tc.DEFAULT_KEEP_RECENT_TOKENS
+    st.session_state["threshold_input"] = tc.DEFAULT_THRESHOLD
+    st.session_state["keep_input"] = tc.DEFAULT_KEEP_RECENT_TOKENS
+    _sync("threshold_input", "threshold_slider")
+    _sync("keep_input", "keep_slider")
 
 
 def _source_changed() -> None:
@@ -220,10 +223,11 @@ def _slider_pair(where: Any, name: str, label: str, top: int, step: int, help: s
     A slider whose range changes is a new widget to Streamlit, so its value is set again
     from the number input (the source of truth) whenever the range changes."""
     slider, exact, marker = f"{name}_slider", f"{name}_input", f"_{name}_range"
-    top = max(top, int(st.session_state[exact]))
+    # the slider spans what this conversation holds, so its useful range is all of it; a
+    # larger exact value (eino's 20,000 on a small run) sits at the slider's end
     if st.session_state.get(marker) != top:
         st.session_state[marker] = top
-        st.session_state[slider] = int(st.session_state[exact])
+        st.session_state[slider] = min(int(st.session_state[exact]), top)
     where.slider(label, 0, top, step=1, key=slider, on_change=_sync, args=(slider, exact), help=help)
     where.number_input(f"exact {label.lower()}", 0, None, step=step, key=exact, on_change=_sync,
                        args=(exact, slider), label_visibility="collapsed")
@@ -321,18 +325,33 @@ def current_config(counter: str) -> tc.ClearToolResultConfig:
 
 
 def render_metrics(summary: schema.SummaryDict, mode: schema.Mode) -> None:
-    cols = st.columns(7 if mode == "replay" else 6)
-    cols[0].metric("Messages", f"{summary['messages']:,}")
-    cols[1].metric("Tool results", f"{summary['tool_results']:,}")
-    cols[2].metric("Tokens before", f"{summary['tokens_before']:,}")
-    cols[3].metric("Tokens after", f"{summary['tokens_after']:,}")
-    cols[4].metric("Saved", f"{summary['tokens_saved']:,}", f"{summary['saved_percent']:.1f}%",
-                   delta_color="off", delta_arrow="off")
-    cols[5].metric("Results cleared", f"{summary['cleared']:,}")
+    """Two rows of four, so seven-digit numbers fit a laptop screen (1,100 px) uncut."""
+    counts: list[tuple[str, int, str | None]] = [
+        ("Messages", summary["messages"], None),
+        ("Tool results", summary["tool_results"], None),
+        ("Results cleared", summary["cleared"], None),
+    ]
+    if "offloaded" in summary:
+        counts.append(("Results offloaded", summary["offloaded"], None))
     if mode == "replay":
-        cols[6].metric("Cache breaks", f"{summary['cache_breaks']:,}",
-                       help="Model calls at which clearing changed messages an earlier call had already sent, "
-                       "so a provider's prompt cache for that prefix is lost.")
+        counts.append(("Cache breaks", summary.get("cache_breaks", 0),
+                       "Model calls at which clearing changed messages an earlier call had already sent, "
+                       "so a provider's prompt cache for that prefix is lost."))
+    top = st.columns(max(4, len(counts)))
+    for col, (label, value, help_text) in zip(top, counts):
+        col.metric(label, f"{value:,}", help=help_text)
+    bottom = st.columns(4)
+    bottom[0].metric("Final history: tokens before", f"{summary['tokens_before']:,}",
+                     help="The whole conversation at its end, without the policy.")
+    bottom[1].metric("Final history: tokens after", f"{summary['tokens_after']:,}",
+                     help="The whole conversation at its end, as the policy leaves it.")
+    bottom[2].metric("Saved in the final history", f"{summary['tokens_saved']:,}", f"{summary['saved_percent']:.1f}%",
+                     delta_color="off", delta_arrow="off")
+    if mode == "replay":
+        sent, unreduced = summary.get("tokens_sent", 0), summary.get("tokens_sent_unreduced", 0)
+        bottom[3].metric("Input tokens saved over all calls", f"{unreduced - sent:,}",
+                         help=f"Summed over the run's {summary.get('model_calls', 0):,} model calls: "
+                         f"{unreduced:,} without the policy, {sent:,} with it.")
 
 
 def render_usage(result: Any, t: tc.Transcript, config: tc.ClearToolResultConfig, start: int | None) -> None:
@@ -345,7 +364,12 @@ def render_usage(result: Any, t: tc.Transcript, config: tc.ClearToolResultConfig
     else:
         st.plotly_chart(charts.usage_figure(result, t.messages), key="usage_chart", config={"displaylogo": False})
     notes = []
-    if start is not None and start < len(t.messages):
+    total = sum(result.token_counts_original or result.token_counts)
+    if start == 0 and total <= config.keep_recent_tokens:
+        notes.append(f"The whole run ({total:,} tokens) fits in the {config.keep_recent_tokens:,}-token keep budget: "
+                     "every message is inside the protected window, so nothing can be cleared. Lower the keep "
+                     f"budget below {total:,} to see clearing.")
+    elif start is not None and start < len(t.messages):
         notes.append(
             f"The protected window starts at message #{start}: that message is the one that did not fit in the "
             f"{config.keep_recent_tokens:,}-token budget, and eino keeps it anyway — its walk back from the end "
@@ -613,6 +637,12 @@ def _results(t: tc.Transcript, digest: str, counter: str, offloading: tc.ToolRes
         result = tc.reduce_by_tokens(t.messages, config, offloading=offloading, backend=backend)
     summary = report.summary_dict(result)
     render_metrics(summary, mode)
+    if not summary["triggered"]:
+        tool_total = summary["total_tool_result_tokens"]
+        st.info(f"Nothing is cleared: the tool results hold {tool_total:,} tokens, not more than the threshold "
+                f"{config.tool_result_token_threshold:,}. The threshold only decides *whether* clearing happens; "
+                + (f"set it below {tool_total:,} to see what the keep budget would clear." if tool_total
+                   else "this conversation has no tool results to clear."))
     if summary.get("offload_failures"):
         st.warning(f"{len(summary['offload_failures'])} offload write(s) failed; those results were kept.")
     render_transcript_notes(t)

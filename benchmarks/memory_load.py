@@ -50,17 +50,21 @@ def write_eino(path: Path, size_mb: int, profile: str = "typical") -> None:
             written += len(line.encode())
 
 
+# VmHWM (this process's own peak): ru_maxrss carries over the parent's peak on Linux,
+# so a big benchmark process would be counted as the child's
 CHILD = """
-import resource, sys, time
+import re, sys, time
 sys.path.insert(0, {root!r})
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+def hwm():
+    return int(re.search(r"VmHWM:\\s+(\\d+)", open("/proc/self/status").read()).group(1))
+base = hwm()
 import toolclear as tc
 t0 = time.perf_counter()
 t = tc.load({path!r})
 t1 = time.perf_counter()
 n = sum(tc.count_tokens(t.messages))
 t2 = time.perf_counter()
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+peak = hwm()
 print(len(t.messages), n, t1 - t0, t2 - t1, base, peak)
 """
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -160,3 +161,29 @@ def test_screenshot_of_the_sample(page, streamlit_url) -> None:
     if os.environ.get("TOOLCLEAR_UPDATE_SCREENSHOT") == "1":
         shutil.copyfile(out / "app.png", ROOT / "docs" / "screenshot.png")
     assert re.search(r"\d", _metric(page, "Results cleared"))
+
+
+@pytest.mark.parametrize("width", [1100, 1280])
+def test_headline_numbers_are_not_cut_on_a_laptop(page, streamlit_url, width) -> None:
+    """Seven-digit numbers (the 10,000-message generated run has 3,391,943 tokens) fit at
+    laptop widths: no metric value is cut off with an ellipsis."""
+    page.set_viewport_size({"width": width, "height": 1000})
+    page.goto(streamlit_url + "/?sample=none")
+    wait_for_app_idle(page)
+    big = ROOT / "artifacts" / "ten-k.json"
+    big.parent.mkdir(exist_ok=True)
+    if not big.exists():
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        import run as bench
+
+        big.write_bytes(bench.ten_k_transcript())
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(big)
+    expect(page.get_by_test_id("stCaptionContainer").filter(has_text="ten-k.json")).to_be_visible(timeout=60_000)
+    wait_for_app_idle(page)
+    values = page.get_by_test_id("stMetricValue")
+    expect(values.first).to_be_visible()
+    cut = page.evaluate("""() => [...document.querySelectorAll('[data-testid=stMetricValue]')]
+        .filter(v => v.scrollWidth > v.clientWidth + 1 || [...v.querySelectorAll('*')].some(
+            e => e.scrollWidth > e.clientWidth + 1)).map(v => v.innerText)""")
+    assert cut == [], f"cut off at {width} px: {cut}"
+    assert "3,391,943" in page.get_by_test_id("stMetric").filter(has_text="tokens before").inner_text()

@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # Create .venv and install toolclear with everything the app and the tests need.
+# Installs only when requirements-dev.txt or pyproject.toml changed since the last
+# install, so every launch of the inspector does not re-run pip (and its build banner).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
-.venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
-.venv/bin/python -m pip install -q -r requirements-dev.txt 2>&1 | grep -v "^WARNING: Location" || true
+stamp=.venv/.toolclear-installed
+want=$(cat requirements-dev.txt pyproject.toml | sha256sum | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
+  .venv/bin/python -m pip install -q -r requirements-dev.txt 2>&1 | grep -v "^WARNING: Location" || true
+  echo "$want" > "$stamp"
+fi
 .venv/bin/python -c "import toolclear, streamlit, plotly, pandas, tiktoken, yaml, playwright" \
-  || { echo "setup: the Python packages did not install" >&2; exit 1; }
+  || { rm -f "$stamp"; echo "setup: the Python packages did not install" >&2; exit 1; }

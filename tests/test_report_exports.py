@@ -242,3 +242,19 @@ def test_format_names_are_defined_once() -> None:
     from toolclear import schema
 
     assert tuple(f.name for f in tc.list_formats()) == schema.FORMAT_NAMES
+
+
+def test_python_snippet_runs_as_shown_on_a_file_of_several_conversations(tmp_path, monkeypatch) -> None:
+    """load() refuses a file of several runs; the snippet picks the conversation shown."""
+    path = tmp_path / "runs.json"
+    path.write_bytes((SAMPLES / "several-runs.openai.json").read_bytes())
+    runs = tc.load_all(path)
+    chosen = runs[2]
+    config = tc.ClearToolResultConfig(10, 20, "[gone]")
+    code = snippets.python_snippet(config, path=str(path), mode="replay", conversation=chosen.id)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "snippet", "exec"), {})
+    out = tc.load_all(tmp_path / "reduced-runs.json")
+    expected = tc.replay(chosen.messages, config)
+    assert [m.content for m in out[2].messages] == [m.content for m in expected.messages]
+    assert [t.messages for t in out[:2]] == [t.messages for t in runs[:2]]

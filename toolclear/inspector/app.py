@@ -520,7 +520,8 @@ def render_sweep(t: tc.Transcript, config: tc.ClearToolResultConfig, mode: schem
 
 
 def render_export(t: tc.Transcript, result: Any, config: tc.ClearToolResultConfig,
-                  offloading: tc.ToolResultOffloadingConfig | None, backend: Any, mode: schema.Mode) -> None:
+                  offloading: tc.ToolResultOffloadingConfig | None, backend: Any, mode: schema.Mode,
+                  conversations: int = 1) -> None:
     stem = Path(t.source).name or "transcript"
     st.subheader("Downloads")
     cols = st.columns(5 if offloading else 4)
@@ -540,17 +541,18 @@ def render_export(t: tc.Transcript, result: Any, config: tc.ClearToolResultConfi
             "Offloaded files (zip)",
             lambda: exports.offloaded_zip(result.offloads, backend, (f"reduced-{stem}", tc.dump(t, result.messages))),
             file_name=f"offloaded-{Path(stem).stem}.zip", mime="application/zip", key="dl_zip", on_click="ignore")
-    if len(t.messages) and t.container:
-        st.caption("The reduced file keeps every other conversation of the original file unchanged.")
+    if conversations > 1:
+        st.caption(f"The reduced file keeps the other {conversations - 1:,} conversation(s) of the original "
+                   "file unchanged.")
     st.subheader("These settings as code")
     go_tab, py_tab, cli_tab = st.tabs(["eino (Go)", "toolclear (Python)", "toolclear (CLI)"])
     with go_tab:
         st.code(snippets.go_snippet(config, offloading), language="go")
     with py_tab:
         st.code(snippets.python_snippet(config, offloading, path=stem, mode=mode,
-                                        conversation=t.id if t.container else None), language="python")
+                                        conversation=t.id if conversations > 1 else None), language="python")
     with cli_tab:
-        conv = t.id if t.container else None
+        conv = t.id if conversations > 1 else None
         st.code(snippets.cli_command(config, offloading, path=stem, mode=mode, conversation=conv), language="bash")
 
 
@@ -614,17 +616,19 @@ def run_app() -> None:
         + f" · {len(t.messages):,} messages"
     )
     offloading, counter = render_settings(t)
-    results(t, digest, counter, offloading)
+    results(t, digest, counter, offloading, len(loaded.transcripts))
 
 
 @st.fragment
-def results(t: tc.Transcript, digest: str, counter: str, offloading: tc.ToolResultOffloadingConfig | None) -> None:
+def results(t: tc.Transcript, digest: str, counter: str, offloading: tc.ToolResultOffloadingConfig | None,
+            conversations: int) -> None:
     """Everything the threshold and keep controls change. A fragment: moving them reruns
     this part only, not the sidebar, the upload or the loading above it."""
-    _safely(_results, t, digest, counter, offloading)
+    _safely(_results, t, digest, counter, offloading, conversations)
 
 
-def _results(t: tc.Transcript, digest: str, counter: str, offloading: tc.ToolResultOffloadingConfig | None) -> None:
+def _results(t: tc.Transcript, digest: str, counter: str, offloading: tc.ToolResultOffloadingConfig | None,
+             conversations: int) -> None:
     _render_numbers(t, counter)
     config = current_config(counter)
     mode: schema.Mode = st.session_state.mode
@@ -664,7 +668,7 @@ def _results(t: tc.Transcript, digest: str, counter: str, offloading: tc.ToolRes
             render_sweep(t, config, mode, (digest, t.id))
     if export.open:
         with export:
-            render_export(t, result, config, offloading, backend, mode)
+            render_export(t, result, config, offloading, backend, mode, conversations)
 
 
 if __name__ == "__main__":  # `toolclear app` runs this file itself

@@ -4,7 +4,7 @@ conversations, and JSON helpers for readers."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
@@ -17,6 +17,7 @@ __all__ = [
     "Binding",
     "as_dict",
     "as_list",
+    "cassette_requests",
     "Builder",
     "Wrap",
     "FormatReader",
@@ -38,6 +39,15 @@ def as_dict(value: Any) -> dict[str, Any]:
 def as_list(value: Any) -> list[Any]:
     """The value if it is a list, else an empty one."""
     return value if isinstance(value, list) else []
+
+
+def cassette_requests(value: Any) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """(path, body) of each recorded request body of an API cassette (VCR), whatever API
+    it is: the formats pick the bodies that hold their own message list."""
+    for i, it in enumerate(as_list(as_dict(value).get("interactions"))):
+        body = as_dict(as_dict(as_dict(it).get("request")).get("parsed_body"))
+        if body:
+            yield ("interactions", i, "request", "parsed_body"), body
 
 
 def str_or(value: Any, default: str = "") -> str:

@@ -19,6 +19,7 @@ from ._base import (
     FormatReader,
     as_dict,
     as_list,
+    cassette_requests,
     compact_json,
     content_text,
     json_type,
@@ -142,17 +143,9 @@ def find_conversations(doc: Document) -> list[Conversation] | None:
     if isinstance(value, dict):
         if _message_list(value.get("messages")):
             return [_body((), value)]
-        interactions = value.get("interactions")
-        if isinstance(interactions, list):
-            convs = []
-            for i, it in enumerate(interactions):
-                request = it.get("request") if isinstance(it, dict) else None
-                body = request.get("parsed_body") if isinstance(request, dict) else None
-                if isinstance(body, dict) and _message_list(body.get("messages")):
-                    convs.append(
-                        _body(("interactions", i, "request", "parsed_body"), body,
-                              id=f"request {i}", container="API cassette (request bodies)")
-                    )
+        if isinstance(value.get("interactions"), list):
+            convs = [_body(path, body, id=f"request {path[1]}", container="API cassette (request bodies)")
+                     for path, body in cassette_requests(value) if _message_list(body.get("messages"))]
             return _unique(convs) or None
     return None
 

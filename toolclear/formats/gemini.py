@@ -32,6 +32,7 @@ from ._base import (
     FormatReader,
     Wrap,
     as_list,
+    cassette_requests,
     compact_json,
     json_type,
     result_text_paths,
@@ -178,11 +179,8 @@ def _bodies(doc: Document) -> Iterator[tuple[Path, dict[str, Any], str]]:
     if isinstance(v, dict) and isinstance(v.get("contents"), list):
         yield (), v, "0"
     elif isinstance(v, dict) and isinstance(v.get("interactions"), list):
-        for i, it in enumerate(v["interactions"]):
-            request = it.get("request") if isinstance(it, dict) else None
-            body = request.get("parsed_body") if isinstance(request, dict) else None
-            if isinstance(body, dict) and isinstance(body.get("contents"), list):
-                yield ("interactions", i, "request", "parsed_body"), body, f"request {i}"
+        yield from ((path, body, f"request {path[1]}") for path, body in cassette_requests(v)
+                    if isinstance(body.get("contents"), list))
     elif isinstance(v, list) and v and all(_is_content(c) for c in v):
         yield (), {"contents": v}, "0"
 

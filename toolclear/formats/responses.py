@@ -19,7 +19,16 @@ from typing import Any
 
 from ..errors import TranscriptError
 from ..model import Message, ToolCall, Transcript
-from ._base import Builder, FormatReader, as_dict, compact_json, content_text, str_or, str_or_none, where
+from ._base import (
+    Builder,
+    FormatReader,
+    cassette_requests,
+    compact_json,
+    content_text,
+    str_or,
+    str_or_none,
+    where,
+)
 from ._doc import Document, Path
 
 __all__ = ["CALLS", "OUTPUTS", "OpenAIResponsesFormat", "read_item"]
@@ -141,11 +150,8 @@ def _item_lists(doc: Document) -> Iterator[ItemList]:
     elif isinstance(v, dict) and isinstance(v.get("generatedItems"), list):
         yield _run_state(v)
     elif isinstance(v, dict) and isinstance(v.get("interactions"), list):
-        for i, it in enumerate(v["interactions"]):
-            body = as_dict(as_dict(as_dict(it).get("request")).get("parsed_body"))
-            if isinstance(body.get("input"), list):
-                yield _body(body, ("interactions", i, "request", "parsed_body"), f"request {i}",
-                            "API cassette (request bodies)")
+        yield from (_body(body, path, f"request {path[1]}", "API cassette (request bodies)")
+                    for path, body in cassette_requests(v) if isinstance(body.get("input"), list))
 
 
 class OpenAIResponsesFormat(FormatReader):

@@ -254,12 +254,12 @@ def _pick_counter() -> str:
 def _render_numbers(t: tc.Transcript, counter: str) -> None:
     """The threshold and keep controls, sized to this conversation (in the results
     fragment: moving them reruns only what depends on them)."""
-    key = (id(t), counter, st.session_state.placeholder)
+    key = (counter, st.session_state.placeholder)
     memo = st.session_state.get("_bounds")
-    if memo is None or memo[0] != key:  # a slider move changes neither: compute once per conversation
-        memo = (key, sweeps.slider_bounds(t.messages, ensure_counts(t.messages, counter), st.session_state.placeholder))
+    if memo is None or memo[0] is not t or memo[1] != key:  # a slider move changes neither
+        memo = (t, key, sweeps.slider_bounds(t.messages, ensure_counts(t.messages, counter), key[1]))
         st.session_state["_bounds"] = memo
-    bounds = memo[1]
+    bounds = memo[2]
     left, right = st.columns(2)
     _slider_pair(left, "threshold", "Tool-result token threshold", bounds.threshold_max, bounds.threshold_step,
                  "Clear only when the tool results hold more tokens than this (strictly more).")

@@ -63,7 +63,24 @@ def test_report_rows_and_summary(t) -> None:
     rows = report.message_rows(r, t)
     assert [row["index"] for row in rows] == list(range(len(t.messages)))
     assert Counter(row["status"] for row in rows) == Counter(str(s) for s in r.statuses)
-    assert all(row["cleared_at_call"] == len(t.messages) for row in rows if row["status"] == "cleared")
+    assert all(row["cleared_at_call"] is None for row in rows)  # single pass has no calls
+    start = r.recent_start_index
+    for row, m in zip(rows, t.messages):
+        if row["status"] == "cleared":
+            assert row["why"] == (f"before window start #{start}; tool results "
+                                  f"{r.total_tool_result_tokens:,} > {r.config.tool_result_token_threshold:,}")
+        elif row["status"] == "protected":
+            assert row["why"] == f"inside the window (from #{start})"
+        if m.role == "assistant" and not m.content and m.tool_calls:
+            assert row["preview"].startswith("calls " + m.tool_calls[0].name)
+    rp = tc.replay(t.messages)
+    replay_rows = report.message_rows(rp, t)
+    for row, at in zip(replay_rows, rp.cleared_at):
+        assert row["cleared_at_call"] == at
+        if at is not None:
+            assert f"at call #{at}" in row["why"]
+    quiet = report.message_rows(tc.reduce_by_tokens(t.messages, tc.ClearToolResultConfig(10**9, 0)), t)
+    assert all(row["why"].startswith("not triggered: tool results") for row in quiet if row["role"] == "tool")
     assert all(row["in_window"] == (i >= r.recent_start_index) for i, row in enumerate(rows))
     s = report.summary_dict(r)
     assert s["tokens_saved"] == r.tokens_saved and s["cleared"] == len(r.cleared_indices)

@@ -74,12 +74,47 @@ def window_start(result: Result) -> int | None:
 
 
 def _static(m: Message) -> tuple[str, str, str, str]:
-    """role, tool name, call id and preview of a message as shown: memoised on it."""
+    """role, tool name, call id and preview of a message as shown: memoised on it. A
+    message that only calls tools previews its calls."""
     hit = m._memo.get("row")
     if hit is None:
-        hit = (display_text(m.role), display_text(m.tool_name), display_text(m.tool_call_id), preview(m.content))
+        text = m.content if m.content or not m.tool_calls else "calls " + ", ".join(
+            f"{c.name}({c.arguments})" for c in m.tool_calls)
+        hit = (display_text(m.role), display_text(m.tool_name), display_text(m.tool_call_id), preview(text))
         m._memo["row"] = hit
     return hit
+
+
+def _reasons(result: Result, start: int | None) -> list[str]:
+    """Why each message has its status, in the words of the policy's two decisions:
+    whether clearing triggers (the threshold) and where the protected window starts."""
+    if isinstance(result, Replay):
+        last = result.steps[-1] if result.steps else None
+        total = last.total_tool_result_tokens if last is not None else 0
+        triggered = any(s.triggered for s in result.steps)
+    else:
+        total, triggered = result.total_tool_result_tokens, result.triggered
+    threshold = result.config.tool_result_token_threshold
+    trigger = f"tool results {total:,} > {threshold:,}" if triggered else f"tool results {total:,} <= {threshold:,}"
+    cleared_at = result.cleared_at if isinstance(result, Replay) else None
+    words = {
+        MessageStatus.PROTECTED: f"inside the window (from #{start})",
+        MessageStatus.EXCLUDED: "its tool is excluded",
+        MessageStatus.ALREADY_CLEARED: "held the placeholder already",
+        MessageStatus.OFFLOADED: "over the offloading limit: saved to storage",
+    }
+    out: list[str] = []
+    for i, (m, s) in enumerate(zip(result.messages, result.statuses)):
+        if s is MessageStatus.CLEARED:
+            at = f" at call #{cleared_at[i]}" if cleared_at is not None else ""
+            out.append(f"before window start #{start}{at}; {trigger}")
+        elif s in words:
+            out.append(words[s])
+        elif m.role == "tool":
+            out.append(f"not triggered: {trigger}")
+        else:
+            out.append("")
+    return out
 
 
 def message_table(result: Result, transcript: Transcript | None = None) -> dict[str, list[Any]]:
@@ -90,12 +125,8 @@ def message_table(result: Result, transcript: Transcript | None = None) -> dict[
     origins = list(transcript.origins) if transcript is not None and len(transcript.origins) == n else [""] * n
     static = [_static(m) for m in originals]
     statuses = result.statuses
-    if isinstance(result, Replay):
-        cleared_at = list(result.cleared_at)
-    else:
-        cleared_at = [None] * n
-        for i in result.cleared_indices:
-            cleared_at[i] = n
+    # single pass clears once, before no particular call: only a replay has call indices
+    cleared_at: list[int | None] = list(result.cleared_at) if isinstance(result, Replay) else [None] * n
     offloaded: list[str | None] = [None] * n
     for r in result.offloads:
         if r is not None and r.offloaded and r.path:
@@ -113,6 +144,7 @@ def message_table(result: Result, transcript: Transcript | None = None) -> dict[
         "offloaded_path": offloaded,
         "origin": [display_text(o) for o in origins],
         "preview": [s[3] for s in static],
+        "why": _reasons(result, start),
     }
 
 

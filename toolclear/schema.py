@@ -125,9 +125,12 @@ class RowDict(TypedDict):
     status: str
     in_window: bool
     cleared_at_call: int | None
+    """Replay: the model call before which it was cleared; None in single pass."""
     offloaded_path: str | None
     origin: str
     preview: str
+    why: str
+    """Why the message has its status (empty for messages the policy never touches)."""
 
 
 class _ReportBase(TypedDict):

@@ -424,16 +424,21 @@ def render_table(t: tc.Transcript, result: Any) -> None:
             st.session_state.detail_index = int(st.session_state["_table_index"][picked[0]])
 
     st.session_state["_table_index"] = view["index"].tolist()
-    order = ["index", "role", "tool_name", "tokens_before", "tokens_after", "status", "in_window", "cleared_at_call",
+    order = ["index", "role", "tool_name", "tokens_before", "tokens_after", "status", "why", "in_window",
              "preview", "tool_call_id", "origin"]
+    if isinstance(result, tc.Replay):
+        order.insert(7, "cleared_at_call")
     if result.offloads:
         order.insert(8, "offloaded_path")
     st.dataframe(
-        view, key="table", hide_index=True, on_select=_picked, selection_mode="single-row", height=360,
+        view, key="table", hide_index=True, on_select=_picked, selection_mode="single-row",
+        height=min(38 + 35 * len(view), 640),  # the rows there are, up to a screenful
         column_order=order,
         column_config={
             "index": st.column_config.NumberColumn("#", width="small"),
-            "tool_name": st.column_config.TextColumn("tool"),
+            "tool_name": st.column_config.TextColumn("tool", width="medium"),
+            "status": st.column_config.TextColumn("status", width="medium"),
+            "why": st.column_config.TextColumn("why", width="large"),
             "tokens_before": st.column_config.NumberColumn("tokens", format="localized"),
             "tokens_after": st.column_config.NumberColumn("after", format="localized"),
             "in_window": st.column_config.CheckboxColumn("in window"),

@@ -410,6 +410,9 @@ def test_real_ctrl_c_never_leaves_a_temp_file_and_reports_truly(tmp_path) -> Non
         if proc.returncode == 130:
             assert ("wrote" in err) == out.exists(), err
             assert ("nothing was written" in err) == (not out.exists()), err
+        elif proc.returncode == -signal.SIGINT:
+            # the signal came as the interpreter was exiting, after toolclear had finished and said so
+            assert "wrote" in err and out.exists(), err
         else:
             assert proc.returncode == 0 and out.exists(), (proc.returncode, err)
         outcomes.add(proc.returncode)

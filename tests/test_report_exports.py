@@ -275,3 +275,16 @@ def test_python_snippet_runs_as_shown_on_a_file_of_several_conversations(tmp_pat
     expected = tc.replay(chosen.messages, config)
     assert [m.content for m in out[2].messages] == [m.content for m in expected.messages]
     assert [t.messages for t in out[:2]] == [t.messages for t in runs[:2]]
+
+
+def test_usage_chart_says_when_the_whole_run_fits_and_uses_round_right_ticks(t) -> None:
+    total = sum(tc.count_tokens(t.messages))
+    fits = tc.reduce_by_tokens(t.messages, tc.ClearToolResultConfig(0, total + 1))
+    fig = charts.usage_figure(fits, t.messages)
+    assert [a.text for a in fig.layout.annotations] == [f"the whole run ({total:,} tokens) fits in the window"]
+    overflow = tc.reduce_by_tokens(t.messages, tc.ClearToolResultConfig(0, 10))
+    assert "window starts at" in charts.usage_figure(overflow, t.messages).layout.annotations[0].text
+    ticks = list(fig.layout.yaxis2.tickvals)
+    steps = {b - a for a, b in zip(ticks, ticks[1:])}
+    assert len(steps) == 1 and str(steps.pop()).rstrip("0") in ("1", "2", "5")  # 1, 2 or 5 times a power of ten
+    assert any("right axis" in tr.name for tr in fig.data if tr.name and tr.name.startswith("threshold"))

@@ -228,7 +228,8 @@ def _slider_pair(where: Any, name: str, label: str, top: int, step: int, help: s
     if st.session_state.get(marker) != top:
         st.session_state[marker] = top
         st.session_state[slider] = min(int(st.session_state[exact]), top)
-    where.slider(label, 0, top, step=1, key=slider, on_change=_sync, args=(slider, exact), help=help)
+    where.slider(label, 0, top, step=1, key=slider, on_change=_sync, args=(slider, exact), help=help,
+                 format="localized")
     where.number_input(f"exact {label.lower()}", 0, None, step=step, key=exact, on_change=_sync,
                        args=(exact, slider), label_visibility="collapsed")
 
@@ -359,11 +360,15 @@ def render_usage(result: Any, t: tc.Transcript, config: tc.ClearToolResultConfig
         # a long run: one SVG of columns (plotly would take ~100 ms per slider move to redraw);
         # it holds only numbers and status names, nothing from the transcript
         st.image(charts.usage_svg(result, t.messages), use_container_width=True)
-        st.caption("Each column is a run of messages; hover over one for which messages and what was cleared. "
-                   "The Messages tab lists every message.")
+        per = -(-len(t.messages) // charts.SVG_COLUMNS)
+        st.caption(f"Each column sums {per:,} messages, stacked by what the policy did to them. The Messages "
+                   "tab lists every message and why it has its status.")
     else:
         st.plotly_chart(charts.usage_figure(result, t.messages), key="usage_chart", config={"displaylogo": False})
     notes = []
+    if result.offloads:
+        notes.append("With offloading on, the bars show each result's size before offloading; the running total "
+                     "on the right axis counts offloaded results by their notice, as the trigger does.")
     total = sum(result.token_counts_original or result.token_counts)
     if start == 0 and total <= config.keep_recent_tokens:
         notes.append(f"The whole run ({total:,} tokens) fits in the {config.keep_recent_tokens:,}-token keep budget: "

@@ -17,7 +17,8 @@ from ..model import Message, MessageStatus
 from ..report import display_text, window_start
 from ..sweep import Sweep
 
-__all__ = ["MAX_COLUMNS", "STATUS_COLORS", "heatmap_figure", "replay_figure", "usage_figure", "usage_svg"]
+__all__ = ["MAX_COLUMNS", "STATUS_COLORS", "SVG_COLUMNS", "heatmap_figure", "replay_figure", "usage_figure",
+           "usage_svg"]
 
 Result = Reduction | Replay
 
@@ -73,6 +74,15 @@ def _binned_traces(np: Any, n: int, cats: Any, before: Any, after: Any) -> tuple
     return traces, k
 
 
+def _window_label(result: Result, start: int) -> str:
+    """'window starts at #17', or, when the whole run fits the keep budget (the window then
+    also 'starts' at #0), that it all fits."""
+    total = sum(result.token_counts_original or result.token_counts)
+    if start == 0 and total <= result.config.keep_recent_tokens:
+        return f"the whole run ({total:,} tokens) fits in the window"
+    return f"window starts at #{start}"
+
+
 def _hover_label(m: Message) -> str:
     """'tool read_file' / 'user', escaped for plotly; memoised on the message."""
     hit = m._memo.get("hover")
@@ -126,13 +136,15 @@ def usage_figure(result: Result, original: Sequence[Message], *, height: int = 4
     if per > 1 and len(ends) and ends[-1] != n - 1:
         ends = np.append(ends, n - 1)
     traces.append({
-        "type": "scatter", "x": ends, "y": running[ends], "name": "tool-result tokens so far", "yaxis": "y2",
+        "type": "scatter", "x": ends, "y": running[ends], "name": "tool-result tokens so far (right axis)",
+        "yaxis": "y2",
         "mode": "lines", "line": {"color": "#444", "width": 1.5},
         "hovertemplate": "#%{x}: %{y:,} tool-result tokens so far<extra></extra>",
     })
     traces.append({
         "type": "scatter", "x": [-0.5, right], "y": [config.tool_result_token_threshold] * 2,
-        "name": f"threshold {config.tool_result_token_threshold:,}", "yaxis": "y2", "mode": "lines",
+        "name": f"threshold {config.tool_result_token_threshold:,} (right axis: compared with that total)",
+        "yaxis": "y2", "mode": "lines",
         "line": {"color": "#d62728", "dash": "dash", "width": 1.5}, "hoverinfo": "skip",
     })
     shapes: list[dict[str, Any]] = []
@@ -145,8 +157,10 @@ def usage_figure(result: Result, original: Sequence[Message], *, height: int = 4
             {"type": "line", "xref": "x", "yref": "paper", "x0": start - 0.5, "x1": start - 0.5, "y0": 0, "y1": 1,
              "line": {"color": "#2ca02c", "width": 2}},
         ]
-        annotations = [{"x": start - 0.5, "y": 1.0, "xref": "x", "yref": "paper", "text": f"window starts at #{start}",
+        label = _window_label(result, start)
+        annotations = [{"x": start - 0.5, "y": 1.0, "xref": "x", "yref": "paper", "text": label,
                         "showarrow": False, "xanchor": "left", "yanchor": "bottom", "font": {"color": "#2ca02c"}}]
+    y2_ticks = _nice_ticks(float(max(running[-1] if n else 0, config.tool_result_token_threshold)))
     layout = {
         "barmode": "stack" if per > 1 else "overlay",
         "bargap": 0 if n > 200 else 0.15,
@@ -155,8 +169,11 @@ def usage_figure(result: Result, original: Sequence[Message], *, height: int = 4
         "legend": {"orientation": "h", "y": -0.22},
         "xaxis": {"title": {"text": "message"}, "range": [-0.5, right]},
         "yaxis": {"title": {"text": "tokens per message" if per == 1 else f"tokens per {per} messages"}},
-        "yaxis2": {"title": {"text": "tool-result tokens so far"}, "overlaying": "y", "side": "right",
-                   "rangemode": "tozero", "showgrid": False},
+        # round right-axis ticks (2k, 4k ... not 7.5k / 14.9k), in the colour of the line they measure
+        "yaxis2": {"title": {"text": "tool-result tokens so far", "font": {"color": "#444"}}, "overlaying": "y",
+                   "side": "right", "rangemode": "tozero", "showgrid": False, "tickvals": y2_ticks,
+                   "ticktext": [_tick_label(v) for v in y2_ticks], "range": [0, y2_ticks[-1] * 1.02],
+                   "tickfont": {"color": "#444"}},
         "hovermode": "closest",
         "uirevision": "usage",
         "shapes": shapes,
@@ -331,7 +348,7 @@ def usage_svg(result: Result, original: Sequence[Message], *, width: int = 1000,
         near_end = x0 > left + 0.7 * plot_w
         out.append(f'<text x="{x0 + (-4 if near_end else 4):.1f}" y="{top_pad - 6}" '
                    f'text-anchor="{"end" if near_end else "start"}" fill="{STATUS_COLORS["protected"]}">'
-                   f'window starts at #{start}</text>')
+                   f'{_window_label(result, start)}</text>')
     for value in y_ticks:
         y = py(value, y_max)
         out.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#eee"/>'

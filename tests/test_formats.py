@@ -301,3 +301,11 @@ def test_utf16_and_bom_are_written_back_the_same_way() -> None:
         out = tc.dump(t, [t.messages[0].with_content("x")])
         assert out[:2] == data[:2]
         assert tc.load(out).messages[0].content == "x"
+
+
+def test_a_forced_format_error_says_one_expectation() -> None:
+    path = CORPUS / "openai_chat" / "tau-bench_gpt-4o_airline_historical-trajectories.json"
+    with pytest.raises(tc.TranscriptError) as info:
+        tc.load_all(path, format="claude-code")
+    message = str(info.value)
+    assert message.count("expected") == 1 and "found a list of objects with keys task_id" in message

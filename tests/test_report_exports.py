@@ -288,3 +288,10 @@ def test_usage_chart_says_when_the_whole_run_fits_and_uses_round_right_ticks(t) 
     steps = {b - a for a, b in zip(ticks, ticks[1:])}
     assert len(steps) == 1 and str(steps.pop()).rstrip("0") in ("1", "2", "5")  # 1, 2 or 5 times a power of ten
     assert any("right axis" in tr.name for tr in fig.data if tr.name and tr.name.startswith("threshold"))
+
+
+def test_replay_hover_says_yes_or_no_for_a_cache_break(t) -> None:
+    fig = charts.replay_figure(tc.replay(t.messages, tc.ClearToolResultConfig(100, 200)))
+    marks = next(tr for tr in fig.data if tr.name.startswith("clearing here"))
+    assert set(marks.hovertext) <= {"yes: the cached prompt prefix is lost", "no"} and "yes" in marks.hovertext[0]
+    assert "%{hovertext}" in marks.hovertemplate

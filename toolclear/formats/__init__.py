@@ -175,8 +175,9 @@ def load_all(
         if reader is None:
             reader = _detect(doc)
         elif reader.expects and not reader.sniff(doc):
-            raise TranscriptError(f"this is not a {reader.name} file: expected {reader.expects}; "
-                                  f"found {_describe(doc)}")
+            # what was found, without the auto-detect hint of what else it could be
+            found = _describe(doc).split("; expected ")[0]
+            raise TranscriptError(f"this is not a {reader.name} file: expected {reader.expects}; found {found}")
         with paused_gc():
             transcripts = reader.read(doc, label)
     except TranscriptError as exc:

@@ -215,8 +215,9 @@ def replay_figure(rp: Replay, *, height: int = 380) -> Any:
         fig.add_trace(go.Scatter(
             x=x[clears], y=sent[clears], name="clearing here (cache break)" if breaks.any() else "clearing here",
             mode="markers", marker={"symbol": "x", "size": 9, "color": "#d62728"},
-            customdata=np.stack([cleared[clears], breaks[clears].astype(int)], axis=1),
-            hovertemplate="call at #%{x}: cleared %{customdata[0]}; cache break: %{customdata[1]}<extra></extra>",
+            customdata=cleared[clears],
+            hovertext=["yes: the cached prompt prefix is lost" if b else "no" for b in breaks[clears]],
+            hovertemplate="call at #%{x}: cleared %{customdata}; cache break: %{hovertext}<extra></extra>",
         ))
     fig.update_layout(
         height=height, margin={"l": 10, "r": 10, "t": 40, "b": 10},

@@ -142,8 +142,7 @@ def app_10k(data: bytes) -> tuple[list[Row], float]:
     t_count = timed(lambda: tc.count_tokens(msgs, "eino"))[0]
     t_cl100k = timed(lambda: tc.count_tokens(msgs, "cl100k_base"))[0]
     bounds = sweep.slider_bounds(msgs, tc.count_tokens(msgs), tc.DEFAULT_PLACEHOLDER)
-    thresholds = tuple(sweep.grid_values(bounds.threshold_max))
-    keeps = tuple(sweep.grid_values(bounds.keep_max))
+    thresholds, keeps = sweep.sweep_axes(bounds)
     sw = sweep.sweep(msgs, tc.ClearToolResultConfig(), thresholds, keeps)
     rng = random.Random(2)
 

@@ -97,11 +97,14 @@ def test_reduce_with_offloading_writes_files(tmp_path) -> None:
     paths = [r["offloaded_path"] for r in rep["messages"] if r["offloaded_path"]]
     assert paths and rep["summary"]["offloaded"] == len(paths)
     t = tc.load(SAMPLE)
-    for p in paths:
-        assert os.path.isfile(p) and os.path.commonpath([p, str(folder.resolve())]) == str(folder.resolve())
+    # the notice and the report name the virtual path, as eino and the app do, never this machine's folder
+    assert all(p.startswith("/large_tool_result/") for p in paths)
+    files = [folder / p.lstrip("/") for p in paths]
+    assert all(f.is_file() for f in files)
     contents = {m.content for m in t.messages if m.role == "tool"}
-    assert {open(p, encoding="utf-8").read() for p in paths} <= contents
+    assert {f.read_text(encoding="utf-8") for f in files} <= contents
     text = out.read_text()
+    assert str(folder) not in text and str(tmp_path) not in text
     assert "'cat_file' tool" in text or "[Old tool result content cleared]" in text
 
 
@@ -187,7 +190,8 @@ def test_offloading_pipeline_through_the_cli_on_a_real_corpus_file(tmp_path) -> 
     assert len(files) == sum(1 for r in expected.offloads if r is not None and r.offloaded)
     for m in notices:
         where = m.content.split("at this path: ", 1)[1].split("\n", 1)[0]
-        assert open(where, encoding="utf-8").read() == t.messages[reduced.messages.index(m)].content
+        assert where.startswith("/large_tool_result/")  # the virtual path, as in the app
+        assert (folder / where.lstrip("/")).read_text(encoding="utf-8") == t.messages[reduced.messages.index(m)].content
 
 
 def test_inspect_takes_threshold_and_keep() -> None:

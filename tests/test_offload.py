@@ -37,8 +37,10 @@ def test_trigger_is_four_times_the_limit() -> None:
 def test_local_dir_backend_writes_real_files(tmp_path) -> None:
     backend = LocalDirBackend(tmp_path)
     done = tc.offload(BIG, "call_1", "read_file", SMALL_LIMIT, backend)
-    assert done.offloaded and done.path == str(tmp_path.resolve() / "large_tool_result" / "call_1")
-    assert Path(done.path).read_text() == BIG
+    assert done.offloaded and done.path == "/large_tool_result/call_1"  # eino's virtual path, not the disk
+    assert backend.file(done.path) == tmp_path.resolve() / "large_tool_result" / "call_1"
+    assert backend.file(done.path).read_text() == BIG
+    assert str(tmp_path) not in done.message
     assert f"at this path: {done.path}\n" in done.message
     assert "1: line 0: " in done.message and "10: line 9: " in done.message and "11: " not in done.message
     assert backend.read(done.path) == BIG
@@ -60,9 +62,9 @@ def test_hostile_ids_stay_inside_the_root(tmp_path, call_id) -> None:
     backend = LocalDirBackend(root)
     done = tc.offload(BIG, call_id, "t", SMALL_LIMIT, backend)
     assert done.offloaded, done.error
-    real = Path(done.path).resolve()
+    real = backend.file(done.path)
     assert root.resolve() in real.parents
-    assert real.read_text() == BIG
+    assert real.read_text() == BIG and backend.read(done.path) == BIG
     assert all(root.resolve() in p.resolve().parents for p in _files(tmp_path))
     assert f"this tool call {call_id} was saved" in done.message  # the id is quoted as is
     assert len(real.name) <= 128
@@ -79,7 +81,7 @@ def test_hyp_hostile_ids_never_escape_and_never_share_a_file(tmp_path_factory, i
         content = f"{k}:{call_id!r}\n" + BIG
         done = tc.offload(content, call_id, "t", SMALL_LIMIT, backend)
         assert done.offloaded, done.error
-        real = Path(done.path).resolve()
+        real = backend.file(done.path)
         assert (root / "store").resolve() in real.parents
         assert real.read_bytes().decode("utf-8", "surrogatepass") == content
         where.setdefault(done.path, set()).add(call_id)
@@ -93,7 +95,10 @@ def test_repeated_id_with_different_results_keeps_both(tmp_path) -> None:
     b = tc.offload(BIG + "b", "dup", "t", SMALL_LIMIT, backend)
     c = tc.offload(BIG + "a", "dup", "t", SMALL_LIMIT, backend)
     assert a.path != b.path and b.path.endswith("dup~2") and c.path == a.path
-    assert Path(a.path).read_text().endswith("a") and Path(b.path).read_text().endswith("b")
+    assert backend.read(a.path).endswith("a") and backend.file(b.path).read_text().endswith("b")
+    assert backend.file(b.path).name == "dup~2" and sorted(backend.list()) == ["/large_tool_result/dup",
+                                                                              "/large_tool_result/dup~2"]
+    assert LocalDirBackend(tmp_path).read("/large_tool_result/dup~2").endswith("b")  # a later run reads it back
     mem = MemoryBackend()
     x = tc.offload(BIG + "a", "dup", "t", SMALL_LIMIT, mem)
     y = tc.offload(BIG + "b", "dup", "t", SMALL_LIMIT, mem)
@@ -157,8 +162,9 @@ offload({BIG!r}, "c", "t", ToolResultOffloadingConfig(offloading_token_limit=100
 
 def test_path_generator_and_bad_generator(tmp_path) -> None:
     config = ToolResultOffloadingConfig(offloading_token_limit=100, path_generator=lambda cid: f"/results/{cid}.txt")
-    done = tc.offload(BIG, "c9", "t", config, LocalDirBackend(tmp_path))
-    assert done.path == str(tmp_path.resolve() / "results" / "c9.txt")
+    backend = LocalDirBackend(tmp_path)
+    done = tc.offload(BIG, "c9", "t", config, backend)
+    assert done.path == "/results/c9.txt" and backend.file(done.path) == tmp_path.resolve() / "results" / "c9.txt"
     bad = ToolResultOffloadingConfig(offloading_token_limit=100, path_generator=lambda cid: 42)
     done = tc.offload(BIG, "c9", "t", bad, MemoryBackend())
     assert not done.offloaded and "not a string" in done.error
@@ -209,7 +215,7 @@ def test_pipeline_offloads_then_clears(tmp_path) -> None:
         assert offloaded and all(r.tokens > 2400 for r in offloaded)
         assert all(r.tokens <= 2400 for r in records if not r.offloaded)
         for r in offloaded:
-            assert Path(r.path).read_text() == t.messages[r.index].content
+            assert backend.file(r.path).read_text() == t.messages[r.index].content
             status = result.statuses[r.index]
             assert status in (MessageStatus.OFFLOADED, MessageStatus.CLEARED)
             if status is MessageStatus.OFFLOADED:

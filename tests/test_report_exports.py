@@ -54,7 +54,11 @@ def test_slider_bounds_and_grid(t) -> None:
     assert b.total_tokens == sum(counts)
     assert b.threshold_max >= b.tool_result_tokens and b.keep_max >= b.total_tokens
     assert sweep.grid_values(100_000) == sorted(set(sweep.grid_values(100_000)))
-    assert sweep.grid_values(100_000)[-1] == 100_000 and len(sweep.grid_values(100_000)) == 8
+    assert sweep.grid_values(100_000) == [10_000 * i for i in range(1, 10)]  # round, all below the limit
+    assert sweep.grid_values(1_237, zero=True) == [0, 200, 400, 600, 800, 1_000, 1_200]
+    thresholds, keeps = sweep.sweep_axes(b)
+    assert thresholds[0] == 0 and thresholds[-1] < b.tool_result_tokens and keeps[-1] < b.total_tokens
+    assert 5 <= len(keeps) <= 10
     assert sweep.nice_ceil(12_500) == 20_000 and sweep.nice_ceil(0) == 0
 
 
@@ -156,6 +160,26 @@ def test_cli_snippet_runs_and_gives_the_same_file(t, tmp_path, monkeypatch) -> N
     assert [m.content for m in out.messages] == [m.content for m in tc.replay(t.messages, config).messages]
 
 
+@pytest.mark.parametrize("kind", ["cli", "python"])
+def test_offloading_snippets_give_the_apps_download(t, tmp_path, monkeypatch, kind) -> None:
+    """The app offloads into memory (notice: /large_tool_result/<id>); the snippets write
+    to a folder and must still give the same file, not this machine's path."""
+    path = tmp_path / "run.json"
+    path.write_bytes(SAMPLE.read_bytes())
+    config, off = tc.ClearToolResultConfig(9000, 15000), tc.ToolResultOffloadingConfig(300, "cat_file")
+    expected = tc.replay(t.messages, config, offloading=off)  # what the app shows and downloads
+    assert any(r is not None and r.offloaded for r in expected.offloads)
+    monkeypatch.chdir(tmp_path)
+    if kind == "cli":
+        argv = shlex.split(snippets.cli_command(config, off, path=str(path), mode="replay"))
+        assert cli_main(argv[1:], stdout=io.BytesIO(), stderr=io.StringIO()) == 0
+    else:
+        exec(compile(snippets.python_snippet(config, off, path=str(path), mode="replay"), "snippet", "exec"), {})
+    out = tc.load(tmp_path / "reduced-run.json")
+    assert [m.content for m in out.messages] == [m.content for m in expected.messages]
+    assert any((tmp_path / "offloaded" / "large_tool_result").iterdir())
+
+
 def test_usage_figure_bars_match_statuses(t) -> None:
     r = tc.reduce_by_tokens(t.messages, tc.ClearToolResultConfig(exclude_tools=("grep",)))
     fig = charts.usage_figure(r, t.messages)
@@ -207,7 +231,11 @@ def test_replay_figure_and_heatmap(t) -> None:
     sw = sweep.sweep(t.messages, tc.ClearToolResultConfig(), [10_000, 20_000], [20_000, 40_000], mode="replay")
     heat = charts.heatmap_figure(sw, "cache_breaks", (20_000, 40_000))
     star = heat.data[1]
-    assert list(star.x) == ["40,000"] and list(star.y) == ["20,000"]
+    assert list(star.x) == [40_000] and list(star.y) == [20_000] and star.name == "your setting"
+    between = charts.heatmap_figure(sw, "cache_breaks", (15_000, 38_000)).data[1]
+    assert list(between.x) == [38_000] and list(between.y) == [15_000]  # the setting, not the nearest cell
+    off = charts.heatmap_figure(sw, "cache_breaks", (30_000, 38_000)).data[1]
+    assert list(off.y) == [25_000] and "off the grid" in off.name  # held to the grid's edge
 
 
 def test_charts_escape_untrusted_names() -> None:

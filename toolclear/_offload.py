@@ -183,10 +183,15 @@ class LocalDirBackend:
     long ids all land inside ``root``, two different ids never share a file, and a
     repeated id with a different result gets ``~2``, ``~3``, ... Writes are atomic: a
     temporary file in the same folder, flushed and renamed over the target.
+
+    ``write`` returns the virtual path (``/large_tool_result/<id>``, or ``<path>~2`` for a
+    second result under it), as eino's notice says, never this machine's folder: the
+    same run gives the same notice wherever it is stored. ``file`` maps it to the disk.
     """
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(os.path.realpath(os.fspath(root)))
+        self._files: dict[str, Path] = {}
 
     def locate(self, path: str) -> Path:
         """The file a virtual path maps to (before de-duplication)."""
@@ -201,11 +206,12 @@ class LocalDirBackend:
             real = Path(os.path.realpath(folder))
             if real != self.root and self.root not in real.parents:
                 raise OffloadError(f"refusing to write outside {self.root}: {folder} leads to {real}")
-            target, n = base, 1
+            target, n, exists = base, 1, True
             while True:
                 try:
                     info = os.lstat(target)
                 except FileNotFoundError:
+                    exists = False
                     break
                 if stat.S_ISLNK(info.st_mode):
                     raise OffloadError(f"refusing to write through the symbolic link {target}")
@@ -213,33 +219,49 @@ class LocalDirBackend:
                     # a FIFO or device planted here would block or swallow the write
                     raise OffloadError(f"refusing to write over {target}: it is not a regular file")
                 if info.st_size == len(data) and _read_regular(target) == data:
-                    return str(target)
+                    break
                 n += 1
                 target = base.with_name(f"{base.name}~{n}")
-            _atomic_write(target, data)
+            if not exists:
+                _atomic_write(target, data)
         except OffloadError:
             raise
         except OSError as exc:
             raise OffloadError(f"could not write {base}: {exc.strerror or exc}") from exc
-        return str(target)
+        virtual = path if n == 1 else f"{path}~{n}"
+        self._files[virtual] = target
+        return virtual
 
-    def read(self, location: str) -> str:
-        """Read back a file this backend wrote (by the location ``write`` returned)."""
-        real = Path(os.path.realpath(location))
+    def file(self, location: str) -> Path:
+        """The file on disk behind a location ``write`` returned or ``list`` gave (a path
+        inside the root is taken as it is); never a file outside the root."""
+        found = self._files.get(location)
+        if found is None:
+            given = Path(location)
+            inside = given.is_absolute() and (self.root in given.parents)
+            found = given if inside else self.root / location.lstrip("/")
+            if not found.exists():
+                found = self.locate(location)
+        real = Path(os.path.realpath(found))
         if self.root not in real.parents:
             raise OffloadError(f"{location} is not inside {self.root}")
+        return real
+
+    def read(self, location: str) -> str:
+        """Read back a result this backend wrote (by the location ``write`` returned)."""
+        real = self.file(location)
         try:
             return _read_regular(real).decode("utf-8", "surrogatepass")
         except OSError as exc:
             raise OffloadError(f"could not read {location}: {exc.strerror or exc}") from exc
 
-
     def list(self) -> list[str]:
-        """Every offloaded file under the root (temporary files of unfinished writes excluded)."""
+        """Every offloaded file under the root as ``/<path inside the root>`` (temporary
+        files of unfinished writes excluded)."""
         if not self.root.is_dir():
             return []
         return sorted(
-            str(p) for p in self.root.rglob("*")
+            "/" + p.relative_to(self.root).as_posix() for p in self.root.rglob("*")
             if p.is_file() and not p.is_symlink() and not p.name.startswith(".toolclear-")
         )
 

@@ -17,7 +17,7 @@ from .counters import count_tokens, get_counter
 from .model import Message
 from .schema import Mode
 
-__all__ = ["SliderBounds", "Sweep", "grid_values", "nice_ceil", "slider_bounds", "sweep"]
+__all__ = ["SliderBounds", "Sweep", "grid_values", "nice_ceil", "slider_bounds", "sweep", "sweep_axes"]
 
 
 def nice_ceil(value: float) -> int:
@@ -56,24 +56,27 @@ def slider_bounds(messages: Sequence[Message], counts: Sequence[int], placeholde
     return SliderBounds(t_max, k_max, _step(t_max), _step(k_max), total, tool)
 
 
-def _round2(value: float) -> int:
-    """value rounded to two significant digits (12,345 -> 12,000)."""
-    if value < 100:
-        return max(1, int(round(value)))
-    exp = 10 ** (math.floor(math.log10(value)) - 1)
-    return int(round(value / exp) * exp)
+def grid_values(limit: int, n: int = 10, *, zero: bool = False) -> list[int]:
+    """Round values (a 1, 2, 2.5 or 5 x 10^k step) strictly below ``limit``: between
+    n/2 and n of them, from the step (or from 0 with ``zero``).
 
-
-def grid_values(top: int, n: int = 8) -> list[int]:
-    """n evenly spaced, two-digit values from top/n to top."""
-    if top <= 0:
+    The limit is the first value at which nothing more happens (a threshold at the
+    transcript's tool-result total never triggers; a keep budget at its total keeps
+    everything), so the grid never runs into blank cells past it.
+    """
+    if limit <= 1:
         return [0]
-    out: list[int] = []
-    for k in range(n):
-        r = _round2(top * (k + 1) / n)
-        if not out or r > out[-1]:
-            out.append(r)
-    return out
+    step = max(1, nice_ceil(limit / n))
+    first = 0 if zero else 1
+    values = [step * i for i in range(first, n + 1) if step * i < limit]
+    return values or [0]
+
+
+def sweep_axes(bounds: SliderBounds) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The thresholds (from 0 to just under the tool-result total) and keep budgets (to
+    just under the whole transcript) worth sweeping: past them every cell is the same."""
+    return (tuple(grid_values(bounds.tool_result_tokens, zero=True)),
+            tuple(grid_values(bounds.total_tokens)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -505,8 +505,7 @@ def render_sweep(t: tc.Transcript, config: tc.ClearToolResultConfig, mode: schem
                  key_base: tuple[Any, ...]) -> None:
     counts = tc.count_tokens(t.messages, config.token_counter)
     bounds = sweeps.slider_bounds(t.messages, counts, config.placeholder)
-    thresholds = tuple(sweeps.grid_values(bounds.threshold_max))
-    keeps = tuple(sweeps.grid_values(bounds.keep_max))
+    thresholds, keeps = sweeps.sweep_axes(bounds)
     heavy = mode == "replay" and len(t.messages) > 3000
     if heavy and not st.session_state.get("sweep_go"):
         st.info(f"A replay sweep runs {len(thresholds) * len(keeps)} replays of {len(t.messages):,} messages.")
@@ -523,10 +522,18 @@ def render_sweep(t: tc.Transcript, config: tc.ClearToolResultConfig, mode: schem
         what = "cache_breaks" if sw.cache_breaks is not None else "cleared"
         st.plotly_chart(charts.heatmap_figure(sw, what, current), key="sweep_second", config={"displaylogo": False})
     st.caption(
-        ("Replay: tokens saved over all model calls, and how often clearing broke the prompt cache. "
-         if mode == "replay" else "Single pass: tokens the final history saves, and results cleared. ")
-        + "The star marks the grid cell nearest to your settings."
+        "The threshold only decides *whether* clearing happens (once tool results pass it); "
+        "the keep budget decides *how much* is cleared. The grid stops just under the "
+        f"transcript's totals ({bounds.tool_result_tokens:,} tool-result tokens, "
+        f"{bounds.total_tokens:,} in all): past them nothing changes. The star is your setting."
     )
+    if mode == "replay":
+        st.caption("Replay: input tokens saved over all model calls, and how often clearing broke "
+                   "the prompt cache (each break re-sends the rest of the prompt uncached).")
+    else:
+        st.info("Single pass shows only what the final history saves, so a smaller keep budget "
+                "always looks better. Set **Mode** to *replay* in the sidebar to see the "
+                "trade-off: each clearing call breaks the prompt cache.")
 
 
 def render_export(t: tc.Transcript, result: Any, config: tc.ClearToolResultConfig,

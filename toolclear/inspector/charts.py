@@ -229,30 +229,40 @@ def replay_figure(rp: Replay, *, height: int = 380) -> Any:
     return fig
 
 
+def _clamp(value: int, axis: Sequence[int]) -> tuple[float, bool]:
+    """value placed on an evenly spaced axis, held to its drawn range; whether it was inside."""
+    half = (axis[1] - axis[0]) / 2 if len(axis) > 1 else 0.5
+    lo, hi = axis[0] - half, axis[-1] + half
+    return min(max(value, lo), hi), lo <= value <= hi
+
+
 def heatmap_figure(sw: Sweep, values: str, current: tuple[int, int], *, height: int = 360) -> Any:
     """A threshold x keep heatmap of ``values`` ('tokens_saved', 'cleared' or
-    'cache_breaks') with the current choice marked."""
+    'cache_breaks'), on numeric axes so the star sits at the setting itself, not at the
+    nearest cell (held to the edge, and said so, when the setting is off the grid)."""
     import plotly.graph_objects as go
 
     z = getattr(sw, values)
-    titles = {"tokens_saved": "tokens saved", "cleared": "results cleared", "cache_breaks": "prompt-cache breaks"}
+    saved = "input tokens saved over all calls" if sw.mode == "replay" else "tokens saved in the final history"
+    titles = {"tokens_saved": saved, "cleared": "results cleared", "cache_breaks": "prompt-cache breaks"}
     fig = go.Figure(
         go.Heatmap(
-            z=[list(r) for r in z], x=[f"{k:,}" for k in sw.keeps], y=[f"{t:,}" for t in sw.thresholds],
+            z=[list(r) for r in z], x=list(sw.keeps), y=list(sw.thresholds),
             colorscale="Blues" if values != "cache_breaks" else "Reds",
-            hovertemplate="threshold %{y}<br>keep %{x}<br>" + titles[values] + ": %{z:,}<extra></extra>",
+            hovertemplate="threshold %{y:,}<br>keep %{x:,}<br>" + titles[values] + ": %{z:,}<extra></extra>",
             colorbar={"title": titles[values]},
         )
     )
     t, k = current
-    ti = min(range(len(sw.thresholds)), key=lambda i: abs(sw.thresholds[i] - t))
-    ki = min(range(len(sw.keeps)), key=lambda i: abs(sw.keeps[i] - k))
-    fig.add_trace(go.Scatter(x=[f"{sw.keeps[ki]:,}"], y=[f"{sw.thresholds[ti]:,}"], mode="markers",
+    x, x_in = _clamp(k, sw.keeps)
+    y, y_in = _clamp(t, sw.thresholds)
+    where = "your setting" if x_in and y_in else "your setting (off the grid, drawn at its edge)"
+    fig.add_trace(go.Scatter(x=[x], y=[y], mode="markers",
                              marker={"symbol": "star", "size": 16, "color": "#ffbf00", "line": {"color": "#333", "width": 1}},
-                             name="nearest to your choice", hovertemplate="your choice: threshold %{y}, keep %{x}<extra></extra>"))
+                             name=where, hovertemplate=f"{where}: threshold {t:,}, keep {k:,}<extra></extra>"))
     fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 30, "b": 10},
-                      xaxis={"title": "keep-recent tokens", "type": "category"},
-                      yaxis={"title": "tool-result threshold", "type": "category"},
+                      xaxis={"title": "keep-recent tokens", "tickvals": list(sw.keeps), "tickformat": ","},
+                      yaxis={"title": "tool-result threshold", "tickvals": list(sw.thresholds), "tickformat": ","},
                       title={"text": titles[values], "x": 0.01}, showlegend=False)
     return fig
 

@@ -87,7 +87,7 @@ def offloaded_zip(
                 continue
             content = backend.read(r.path)
             if isinstance(backend, LocalDirBackend):
-                entry = Path(r.path).relative_to(backend.root).as_posix()
+                entry = backend.file(r.path).relative_to(backend.root).as_posix()
             else:
                 entry = storage_name(r.path)
             zf.writestr(_unique(entry, taken), content.encode("utf-8", "surrogatepass"))

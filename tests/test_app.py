@@ -49,13 +49,13 @@ def expect_numbers(at: AppTest, result, transcript: tc.Transcript) -> None:
     m = metrics(at)
     assert m["Messages"] == f"{s['messages']:,}"
     assert m["Tool results"] == f"{s['tool_results']:,}"
-    assert m["Final history: tokens before"] == f"{s['tokens_before']:,}"
-    assert m["Final history: tokens after"] == f"{s['tokens_after']:,}"
-    assert m["Saved in the final history"] == f"{s['tokens_saved']:,}"
+    assert m["History before"] == f"{s['tokens_before']:,}"
+    assert m["History after"] == f"{s['tokens_after']:,}"
+    assert m["Saved in history"] == f"{s['tokens_saved']:,}"
     assert m["Results cleared"] == f"{s['cleared']:,}"
     if s["mode"] == "replay":
         assert m["Cache breaks"] == f"{s['cache_breaks']:,}"
-        assert m["Input tokens saved over all calls"] == f"{s['tokens_sent_unreduced'] - s['tokens_sent']:,}"
+        assert m["Saved, all calls"] == f"{s['tokens_sent_unreduced'] - s['tokens_sent']:,}"
     df = table(at)
     rows = report.message_rows(result, transcript)
     assert df["status"].tolist() == [r["status"] for r in rows]
@@ -119,7 +119,7 @@ def test_counter_select_uses_tiktoken(sample) -> None:
     at.selectbox(key="counter").set_value("cl100k_base").run()
     result = tc.reduce_by_tokens(sample.messages, tc.ClearToolResultConfig(token_counter="cl100k_base"))
     expect_numbers(at, result, sample)
-    assert metrics(at)["Final history: tokens before"] != f"{sum(tc.count_tokens(sample.messages)):,}"
+    assert metrics(at)["History before"] != f"{sum(tc.count_tokens(sample.messages)):,}"
 
 
 def test_unavailable_counter_says_why(sample) -> None:
@@ -197,9 +197,11 @@ def test_sample_picker_format_override_and_conversations() -> None:
     at.selectbox(key="sample").set_value("Four short runs (a file of several conversations)").run()
     runs = tc.load_all(SAMPLES / "several-runs.openai.json")
     conv = at.selectbox(key="conversation")
-    assert conv.options and len(conv.options) == 4 and "messages" in conv.options[0]
+    assert conv.options == [f"{r.id} · {len(r.messages)} msgs" for r in runs]  # short: the sidebar is narrow
     conv.set_value(runs[2].id).run()
     assert metrics(at)["Messages"] == f"{len(runs[2].messages):,}"
+    assert any(c.value.endswith(f"{len(runs[2].messages)} messages, ~{sum(tc.count_tokens(runs[2].messages)):,} tokens")
+               for c in at.sidebar.caption)
     at.selectbox(key="format").set_value("anthropic").run()
     assert at.error and "anthropic" in at.error[0].value and "only" in at.error[0].value
     at.selectbox(key="format").set_value("auto").run()
@@ -236,7 +238,7 @@ def test_untrusted_names_are_escaped_in_markdown() -> None:
     assert "\\<img src\\=x\\>" in caption
     assert all("<img" not in c.value.replace("\\<img", "") for c in at.caption)
     ms = at.multiselect(key="exclude")
-    assert ms.options == ["[x](javascript:alert(1)) (1 results)"]  # options are plain text
+    assert ms.options == ["[x](javascript:alert(1)) (1 result)"]  # options are plain text
 
 
 def test_role_and_text_filters(sample) -> None:
@@ -313,3 +315,17 @@ def test_about_box_shows_recorded_usage_and_new_formats_load() -> None:
     at.file_uploader(key="upload").set_value((gemini.name, gemini.read_bytes(), "application/octet-stream")).run()
     assert not at.exception and not at.error
     assert metrics(at)["Tool results"] == "2"
+
+
+def test_claude_code_compactions_and_context_window_in_the_replay_view() -> None:
+    path = CORPUS / "claude_code" / "entire-cli_cc-2.1.37_large_4c-ff5845d5a2.jsonl"
+    at = start()
+    at.file_uploader(key="upload").set_value((path.name, path.read_bytes(), "application/jsonl")).run()
+    assert not at.exception
+    assert any("compacted the session (1)" in c.value for c in at.caption)  # said beside the usage chart
+    show(at, "Replay")
+    window = next(n for n in at.number_input if n.label.startswith("Model context window"))
+    assert window.value == 200_000  # the log names a Claude model
+    window.set_value(50_000).run()
+    assert not at.exception
+    assert any("over the 50,000-token window" in c.value for c in at.caption)

@@ -16,7 +16,7 @@ from toolclear import report, sweep
 from toolclear.cli import main as cli_main
 from toolclear.inspector import charts, exports, snippets
 
-from .conftest import SAMPLES
+from .conftest import CORPUS, SAMPLES
 
 SAMPLE = SAMPLES / "coding-agent.openai.json"
 
@@ -323,3 +323,23 @@ def test_replay_hover_says_yes_or_no_for_a_cache_break(t) -> None:
     marks = next(tr for tr in fig.data if tr.name.startswith("clearing here"))
     assert set(marks.hovertext) <= {"yes: the cached prompt prefix is lost", "no"} and "yes" in marks.hovertext[0]
     assert "%{hovertext}" in marks.hovertemplate
+
+
+def test_compactions_and_context_window_are_drawn() -> None:
+    path = CORPUS / "claude_code" / "entire-cli_cc-2.1.37_large_4c-ff5845d5a2.jsonl"
+    t = tc.load_all(path)[0]
+    assert len(t.marks) == 1
+    k, label = t.marks[0]
+    assert label == "compaction 1" and t.messages[k].content.startswith("This session is being continued")
+    r = tc.reduce_by_tokens(t.messages)
+    fig = charts.usage_figure(r, t.messages, marks=t.marks)
+    assert any(s.x0 == k - 0.5 and s.line.dash == "dot" for s in fig.layout.shapes)
+    assert "compaction 1" in [a.text for a in fig.layout.annotations]
+    assert "compaction 1</text>" in charts.usage_svg(r, t.messages, marks=t.marks)
+    model = tc.run_model(t.messages)
+    assert model.startswith("claude-") and tc.context_window(model) == 200_000
+    rp = charts.replay_figure(tc.replay(t.messages), marks=t.marks, window=200_000)
+    line = next(tr for tr in rp.data if tr.name == "context window 200,000")
+    assert list(line.y) == [200_000, 200_000]
+    assert rp.layout.legend.y < 0  # below the plot, clear of the toolbar
+    assert tc.context_window("openai/gpt-4o-mini") == 128_000 and tc.context_window("my-model") is None

@@ -30,10 +30,12 @@ from .errors import (
 )
 from .formats import FormatInfo, dump, dump_all, list_formats, load, load_all
 from .model import Message, MessageStatus, Role, ToolCall, Transcript, Usage
+from .windows import CONTEXT_WINDOWS, context_window, run_model
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CONTEXT_WINDOWS",
     "DEFAULT_KEEP_RECENT_TOKENS",
     "DEFAULT_PLACEHOLDER",
     "DEFAULT_THRESHOLD",
@@ -62,6 +64,7 @@ __all__ = [
     "TranscriptError",
     "Usage",
     "__version__",
+    "context_window",
     "count_tokens",
     "dump",
     "dump_all",
@@ -74,4 +77,5 @@ __all__ = [
     "offload",
     "reduce_by_tokens",
     "replay",
+    "run_model",
 ]

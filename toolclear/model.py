@@ -298,6 +298,9 @@ class Transcript:
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     origins: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    marks: tuple[tuple[int, str], ...] = field(default=(), compare=False, repr=False)
+    """Events the log recorded between messages, as (index of the first message after
+    it, label): Claude Code's compactions. Drawn on the charts."""
     _binding: Any = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:

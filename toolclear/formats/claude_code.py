@@ -107,7 +107,7 @@ class ClaudeCodeFormat(FormatReader):
         main: list[int] = []
         side: list[int] = []
         unknown: Counter[str] = Counter()
-        compactions = 0
+        compactions: list[int] = []
         for i, rec in enumerate(jl.value):
             if rec is None:
                 continue
@@ -124,7 +124,7 @@ class ClaudeCodeFormat(FormatReader):
             if kind not in _KNOWN_TYPES:
                 unknown[kind if kind is not None else "(no type)"] += 1
             if rec.get("subtype") == "compact_boundary":
-                compactions += 1
+                compactions.append(i)
             if kind in ("user", "assistant"):
                 if not isinstance(rec.get("message"), dict):
                     warnings.append(
@@ -149,8 +149,8 @@ class ClaudeCodeFormat(FormatReader):
             out.append(self._build(jl, main, source, id=session or "main", title="main conversation",
                                    warnings=warnings, unknown=unknown))
             if compactions:
-                out[0] = replace(out[0], notes=out[0].notes + (
-                    f"Claude Code compacted this session {compactions} time(s); the messages from before "
+                out[0] = replace(out[0], marks=_compaction_marks(out[0], compactions), notes=out[0].notes + (
+                    f"Claude Code compacted this session {len(compactions)} time(s); the messages from before "
                     "each compaction are included, so you see the whole run",))
         for n, lines in enumerate(groups, start=1):
             first = jl.value[lines[0]]
@@ -339,3 +339,17 @@ class ClaudeCodeFormat(FormatReader):
             b.set_usage(index, usage)
         b.notes.append("tool results are rewritten in message.content and in toolUseResult on export")
         return b.build(self.name, id=id, source=source, title=title, container="claude-code session")
+
+
+def _compaction_marks(t: Transcript, boundaries: list[int]) -> tuple[tuple[int, str], ...]:
+    """Each compaction as the index of the first message after its boundary line."""
+    lines = []
+    for origin in t.origins:
+        head = origin.split(":", 1)[0]
+        lines.append(int(head[5:]) - 1 if head.startswith("line ") and head[5:].isdigit() else -1)
+    marks = []
+    for n, b in enumerate(boundaries, start=1):
+        k = bisect_left(lines, b + 1)
+        if k < len(lines):
+            marks.append((k, f"compaction {n}"))
+    return tuple(marks)

@@ -212,9 +212,33 @@ def pick_conversation(transcripts: tuple[tc.Transcript, ...]) -> tc.Transcript:
         st.session_state.conversation = ids[0]
     st.sidebar.selectbox(
         f"Conversation ({len(ids)} in this file)", ids, key="conversation",
-        format_func=lambda i: f"{safe(i)} — {sizes[i][0]:,} messages, ~{sizes[i][1]:,} tokens",
+        format_func=lambda i: f"{_short(safe(i), 24)} · {sizes[i][0]:,} msgs",
     )
-    return next(t for t in transcripts if t.id == st.session_state.conversation)
+    chosen = st.session_state.conversation
+    st.sidebar.caption(f"{md(chosen)}: {sizes[chosen][0]:,} messages, ~{sizes[chosen][1]:,} tokens")
+    return next(t for t in transcripts if t.id == chosen)
+
+
+def _short(text: str, width: int) -> str:
+    """text cut in the middle to fit a narrow select box (the whole of it is said below)."""
+    if len(text) <= width:
+        return text
+    half = (width - 1) // 2
+    return text[:half] + "…" + text[-(width - 1 - half):]
+
+
+def _compact(n: int) -> str:
+    """n with thousands separators, or in millions/billions past 100 million (sums over
+    every call of a long run reach ten digits, too wide for a metric on a laptop)."""
+    if abs(n) >= 1_000_000_000:
+        return f"{n / 1e9:,.2f} B"
+    if abs(n) >= 100_000_000:
+        return f"{n / 1e6:,.1f} M"
+    return f"{n:,}"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
 
 
 def _slider_pair(where: Any, name: str, label: str, top: int, step: int, help: str) -> None:
@@ -242,10 +266,11 @@ def _pick_counter() -> str:
         st.session_state.counter = "eino"
     st.sidebar.selectbox(
         "Token counter", [c.name for c in infos], key="counter",
-        format_func=lambda n: by_name[n].label + ("" if by_name[n].available else " — not available here"),
+        format_func=lambda n: n + ("" if by_name[n].available else " (not here)"),
     )
     chosen = by_name[st.session_state.counter]
     if chosen.available:
+        st.sidebar.caption(md(chosen.label))
         return chosen.name
     st.sidebar.warning(f"{md(chosen.name)} is not available here: {md(chosen.reason)}. Counting with the eino "
                        "estimate instead.")
@@ -278,7 +303,7 @@ def _render_exclusions(t: tc.Transcript) -> None:
     st.session_state.exclude = [n for n in st.session_state.exclude if n in tools]
     st.sidebar.multiselect(
         "Never clear these tools", sorted(tools, key=lambda n: (-tools[n], n)), key="exclude",
-        format_func=lambda n: f"{safe(n) or '(unnamed)'} ({tools[n]} results)",
+        format_func=lambda n: f"{safe(n) or '(unnamed)'} ({_plural(tools[n], 'result')})",
     )
 
 
@@ -342,16 +367,18 @@ def render_metrics(summary: schema.SummaryDict, mode: schema.Mode) -> None:
     for col, (label, value, help_text) in zip(top, counts):
         col.metric(label, f"{value:,}", help=help_text)
     bottom = st.columns(4)
-    bottom[0].metric("Final history: tokens before", f"{summary['tokens_before']:,}",
-                     help="The whole conversation at its end, without the policy.")
-    bottom[1].metric("Final history: tokens after", f"{summary['tokens_after']:,}",
-                     help="The whole conversation at its end, as the policy leaves it.")
-    bottom[2].metric("Saved in the final history", f"{summary['tokens_saved']:,}", f"{summary['saved_percent']:.1f}%",
-                     delta_color="off", delta_arrow="off")
+    # short labels (longer ones were cut at 1,100 px); the help says which tokens each counts
+    bottom[0].metric("History before", f"{summary['tokens_before']:,}",
+                     help="Tokens of the final history (the whole conversation at its end), without the policy.")
+    bottom[1].metric("History after", f"{summary['tokens_after']:,}",
+                     help="Tokens of the final history, as the policy leaves it.")
+    bottom[2].metric("Saved in history", f"{summary['tokens_saved']:,}", f"{summary['saved_percent']:.1f}%",
+                     delta_color="off", delta_arrow="off",
+                     help="Tokens the policy takes out of the final history (not summed over model calls).")
     if mode == "replay":
         sent, unreduced = summary.get("tokens_sent", 0), summary.get("tokens_sent_unreduced", 0)
-        bottom[3].metric("Input tokens saved over all calls", f"{unreduced - sent:,}",
-                         help=f"Summed over the run's {summary.get('model_calls', 0):,} model calls: "
+        bottom[3].metric("Saved, all calls", _compact(unreduced - sent),
+                         help=f"{unreduced - sent:,} input tokens saved, summed over the run's {summary.get('model_calls', 0):,} model calls: "
                          f"{unreduced:,} without the policy, {sent:,} with it.")
 
 
@@ -359,13 +386,17 @@ def render_usage(result: Any, t: tc.Transcript, config: tc.ClearToolResultConfig
     if len(t.messages) > charts.MAX_COLUMNS:
         # a long run: one SVG of columns (plotly would take ~100 ms per slider move to redraw);
         # it holds only numbers and status names, nothing from the transcript
-        st.image(charts.usage_svg(result, t.messages), use_container_width=True)
+        st.image(charts.usage_svg(result, t.messages, marks=t.marks), use_container_width=True)
         per = -(-len(t.messages) // charts.SVG_COLUMNS)
         st.caption(f"Each column sums {per:,} messages, stacked by what the policy did to them. The Messages "
                    "tab lists every message and why it has its status.")
     else:
-        st.plotly_chart(charts.usage_figure(result, t.messages), key="usage_chart", config={"displaylogo": False})
+        st.plotly_chart(charts.usage_figure(result, t.messages, marks=t.marks), key="usage_chart",
+                        config={"displaylogo": False})
     notes = []
+    if t.marks:
+        notes.append(f"Dotted purple lines: where Claude Code compacted the session ({len(t.marks)}). The model "
+                     "saw only a summary of what came before; toolclear shows the whole run.")
     if result.offloads:
         notes.append("With offloading on, the bars show each result's size before offloading; the running total "
                      "on the right axis counts offloaded results by their notice, as the trigger does.")
@@ -391,8 +422,22 @@ def render_usage(result: Any, t: tc.Transcript, config: tc.ClearToolResultConfig
         st.caption(n)
 
 
-def render_replay(rp: tc.Replay) -> None:
-    st.plotly_chart(charts.replay_figure(rp), key="replay_chart", config={"displaylogo": False})
+def render_replay(rp: tc.Replay, t: tc.Transcript) -> None:
+    model = tc.run_model(t.messages)
+    known = tc.context_window(model) if model else None
+    window = st.columns(3)[0].number_input(
+        "Model context window (0: none)", 0, None, value=known or 0, step=1000,
+        key=f"context_window_{model}",
+        help=(f"{model} takes {known:,} tokens." if known else
+              f"{model}: not a model toolclear knows." if model else "The log names no model.")
+        + " The line shows how close each call came to the limit.",
+    )
+    st.plotly_chart(charts.replay_figure(rp, marks=t.marks, window=int(window) or None), key="replay_chart",
+                    config={"displaylogo": False})
+    peak = max((s.context_tokens_unreduced for s in rp.steps), default=0)
+    if window and peak > window:
+        st.caption(f"Without clearing the run would have needed {peak:,} tokens, over the {int(window):,}-token "
+                   "window" + (" (the log's compactions are where the agent got around it)." if t.marks else "."))
     cols = st.columns(3)
     cols[0].metric("Model calls", f"{len(rp.model_call_steps):,}")
     cols[1].metric("Input tokens over all calls", f"{rp.tokens_sent:,}",
@@ -580,10 +625,10 @@ def render_transcript_notes(t: tc.Transcript) -> None:
     with st.expander(f"About this transcript: {len(t.notes)} note(s), {len(t.warnings)} warning(s)"):
         if usage:
             st.caption(md(usage[0].upper() + usage[1:]))
-        rows = [{"kind": "note", "text": safe(n)} for n in t.notes] + [
-            {"kind": "warning", "text": safe(w)} for w in t.warnings]
-        if rows:
-            st.dataframe(pd.DataFrame(rows), hide_index=True, key="notes_table")
+        # whole sentences, wrapped: a table cell cut them off mid-sentence
+        lines = [f"- {md(n)}" for n in t.notes] + [f"- **warning:** {md(w)}" for w in t.warnings]
+        if lines:
+            st.markdown("\n".join(lines))
 
 
 def _safely(run: Any, *args: Any) -> None:
@@ -676,7 +721,7 @@ def _results(t: tc.Transcript, digest: str, counter: str, offloading: tc.ToolRes
     if replay_tab.open:
         with replay_tab:
             render_replay(rp if rp is not None else tc.replay(
-                t.messages, config, offloading=offloading, backend=tc.MemoryBackend() if offloading else None))
+                t.messages, config, offloading=offloading, backend=tc.MemoryBackend() if offloading else None), t)
     if table.open:
         with table:
             render_table(t, result)

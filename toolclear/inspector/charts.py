@@ -92,7 +92,19 @@ def _hover_label(m: Message) -> str:
     return hit
 
 
-def usage_figure(result: Result, original: Sequence[Message], *, height: int = 430) -> Any:
+def _mark_shapes(marks: Sequence[tuple[int, str]], offset: float) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A dotted vertical line and a label per event the log recorded (compactions)."""
+    shapes, notes = [], []
+    for k, label in marks:
+        shapes.append({"type": "line", "xref": "x", "yref": "paper", "x0": k + offset, "x1": k + offset,
+                       "y0": 0, "y1": 1, "line": {"color": "#9467bd", "width": 1.5, "dash": "dot"}})
+        notes.append({"x": k + offset, "y": 0.93, "xref": "x", "yref": "paper", "text": display_text(label),
+                      "showarrow": False, "xanchor": "right", "textangle": -90, "font": {"color": "#9467bd"}})
+    return shapes, notes
+
+
+def usage_figure(result: Result, original: Sequence[Message], *, height: int = 430,
+                 marks: Sequence[tuple[int, str]] = ()) -> Any:
     """One bar per message (its tokens before the policy), coloured by status; the
     protected window shaded; the running total of tool-result tokens against the
     threshold on the right axis.
@@ -160,6 +172,9 @@ def usage_figure(result: Result, original: Sequence[Message], *, height: int = 4
         label = _window_label(result, start)
         annotations = [{"x": start - 0.5, "y": 1.0, "xref": "x", "yref": "paper", "text": label,
                         "showarrow": False, "xanchor": "left", "yanchor": "bottom", "font": {"color": "#2ca02c"}}]
+    mark_shapes, mark_notes = _mark_shapes(marks, -0.5)
+    shapes += mark_shapes
+    annotations += mark_notes
     y2_ticks = _nice_ticks(float(max(running[-1] if n else 0, config.tool_result_token_threshold)))
     layout = {
         "barmode": "stack" if per > 1 else "overlay",
@@ -182,9 +197,11 @@ def usage_figure(result: Result, original: Sequence[Message], *, height: int = 4
     return go.Figure({"data": traces, "layout": layout}, _validate=False)
 
 
-def replay_figure(rp: Replay, *, height: int = 380) -> Any:
+def replay_figure(rp: Replay, *, height: int = 380, marks: Sequence[tuple[int, str]] = (),
+                  window: int | None = None) -> Any:
     """Context tokens sent at each model call, with and without clearing; the tool-result
-    total the trigger saw against the threshold; calls that broke the prompt cache."""
+    total the trigger saw against the threshold; calls that broke the prompt cache; the
+    log's compactions and the model's context window when known."""
     import numpy as np
     import plotly.graph_objects as go
 
@@ -219,9 +236,14 @@ def replay_figure(rp: Replay, *, height: int = 380) -> Any:
             hovertext=["yes: the cached prompt prefix is lost" if b else "no" for b in breaks[clears]],
             hovertemplate="call at #%{x}: cleared %{customdata}; cache break: %{hovertext}<extra></extra>",
         ))
+    if window and len(x):
+        fig.add_trace(go.Scatter(x=[x[0], x[-1]], y=[window, window], name=f"context window {window:,}",
+                                 mode="lines", line={"color": "#9467bd", "width": 2}, hoverinfo="skip"))
+    shapes, notes = _mark_shapes(marks, 0.0)
     fig.update_layout(
-        height=height, margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
+        height=height, margin={"l": 10, "r": 10, "t": 20, "b": 10}, shapes=shapes, annotations=notes,
+        # below the plot: above it the chart's toolbar covered the legend
+        legend={"orientation": "h", "y": -0.25, "yanchor": "top", "x": 0},
         xaxis={"title": "model call (index of the assistant message it produced)"},
         yaxis={"title": "tokens", "rangemode": "tozero"},
         hovermode="closest", uirevision="replay",
@@ -250,7 +272,9 @@ def heatmap_figure(sw: Sweep, values: str, current: tuple[int, int], *, height: 
             z=[list(r) for r in z], x=list(sw.keeps), y=list(sw.thresholds),
             colorscale="Blues" if values != "cache_breaks" else "Reds",
             hovertemplate="threshold %{y:,}<br>keep %{x:,}<br>" + titles[values] + ": %{z:,}<extra></extra>",
-            colorbar={"title": titles[values]},
+            # a short unit: the long title squeezed the plot at laptop widths (it is the chart's title)
+            colorbar={"title": {"tokens_saved": "tokens", "cleared": "results", "cache_breaks": "breaks"}[values],
+                      "thickness": 12},
         )
     )
     t, k = current
@@ -306,7 +330,8 @@ def _static_arrays(np: Any, original: Sequence[Message], placeholder: str) -> tu
     return hit[1], hit[2]
 
 
-def usage_svg(result: Result, original: Sequence[Message], *, width: int = 1000, height: int = 430) -> str:
+def usage_svg(result: Result, original: Sequence[Message], *, width: int = 1000, height: int = 430,
+              marks: Sequence[tuple[int, str]] = ()) -> str:
     """The usage chart of a long run as one SVG: columns of ``ceil(n / 300)`` messages
     (tokens per status stacked), the protected window shaded, the running tool-result
     total against the threshold on the right axis, and a tooltip per column naming its
@@ -372,6 +397,12 @@ def usage_svg(result: Result, original: Sequence[Message], *, width: int = 1000,
                 for b in reversed(range(nb))]
         out.append(f'<polygon points="{" ".join(edge + back)}" fill="{STATUS_COLORS[cat]}"/>')
         base = tops
+    for at, label in marks:  # compactions: numbers and our own labels only, escaped all the same
+        mx = px(at / k)
+        out.append(f'<line x1="{mx:.1f}" x2="{mx:.1f}" y1="{top_pad}" y2="{top_pad + plot_h}" stroke="#9467bd" '
+                   f'stroke-dasharray="2 3" stroke-width="1.5"/><text x="{mx - 3:.1f}" y="{top_pad + 4}" '
+                   f'text-anchor="end" fill="#9467bd" transform="rotate(-90 {mx - 3:.1f} {top_pad + 4})">'
+                   f'{html.escape(label)}</text>')
     line = " ".join(f"{px(b + 1):.1f},{py(float(running[ends[b]]), y2_max):.1f}" for b in range(nb))
     out.append(f'<polyline points="{line}" fill="none" stroke="#444" stroke-width="1.5"/>')
     ty = py(config.tool_result_token_threshold, y2_max)

@@ -6,7 +6,6 @@ import csv
 import io
 import zipfile
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from .._offload import LocalDirBackend, OffloadRecord, StorageBackend, storage_name

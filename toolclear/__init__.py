@@ -30,6 +30,7 @@ from .errors import (
 )
 from .formats import FormatInfo, dump, dump_all, list_formats, load, load_all
 from .model import Message, MessageStatus, Role, ToolCall, Transcript, Usage
+from .reduction import EinoReductionConfig, Truncated, truncate
 from .windows import CONTEXT_WINDOWS, context_window, run_model
 
 __version__ = "0.1.0"
@@ -39,6 +40,7 @@ __all__ = [
     "DEFAULT_KEEP_RECENT_TOKENS",
     "DEFAULT_PLACEHOLDER",
     "DEFAULT_THRESHOLD",
+    "EinoReductionConfig",
     "ClearToolResultConfig",
     "FormatInfo",
     "ConfigError",
@@ -62,6 +64,7 @@ __all__ = [
     "ToolclearError",
     "Transcript",
     "TranscriptError",
+    "Truncated",
     "Usage",
     "__version__",
     "context_window",
@@ -78,4 +81,5 @@ __all__ = [
     "reduce_by_tokens",
     "replay",
     "run_model",
+    "truncate",
 ]

@@ -1,0 +1,141 @@
+"""Every reference vector of eino's reduction middleware must pass (REDUCTION.md §9).
+
+The vectors were recorded by running eino's own Go code; tests/data holds a copy
+(``eino_reduction_vectors.jsonl.gz`` and its README), so no test reads ../shared.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from typing import Any
+
+import pytest
+
+import toolclear as tc
+from toolclear import reduction as rd
+
+from .conftest import DATA
+
+with gzip.open(DATA / "eino_reduction_vectors.jsonl.gz", "rt", encoding="utf-8") as _fh:
+    CASES = [json.loads(line) for line in _fh]
+CLEAR = [c for c in CASES if c["kind"] == "clear"]
+TRUNC = [c for c in CASES if c["kind"] == "trunc"]
+
+_UUID = re.compile(r"00000000-0000-4000-8000-(\d{12})")
+
+
+class Recorder:
+    """A backend that records writes in order, last write wins (eino's in-memory one)."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, str] = {}
+        self.order: list[str] = []
+
+    def write(self, path: str, content: str) -> str:
+        self.files[path] = content
+        self.order.append(path)
+        return path
+
+    def read(self, location: str) -> str:
+        return self.files[location]
+
+    def list(self) -> list[str]:
+        return sorted(self.files)
+
+
+def ids():
+    """Deterministic real-shaped UUIDs (36 characters, so counts match eino's); the
+    vectors write the n-th as {uuidn}."""
+    n = 0
+
+    def new() -> str:
+        nonlocal n
+        n += 1
+        return f"00000000-0000-4000-8000-{n:012d}"
+    return new
+
+
+def placeholders(value: Any) -> Any:
+    return json.loads(_UUID.sub(lambda m: "{uuid%d}" % int(m.group(1)), json.dumps(value)))
+
+
+def norm_message(d: dict) -> dict:
+    """Missing optional strings as "", missing lists and maps as empty (REDUCTION.md §8)."""
+    out = {k: v for k, v in d.items() if v not in ("", [], {}, None)}
+    if "tool_calls" in out:
+        out["tool_calls"] = [{**c, "function": {k: v for k, v in (c.get("function") or {}).items() if v}}
+                             for c in out["tool_calls"]]
+    for key in ("user_input_multi_content", "assistant_output_multi_content"):
+        if key in out:
+            out[key] = [norm_part(p) for p in out[key]]
+    out.setdefault("content", "")
+    return out
+
+
+def norm_part(p: dict) -> dict:
+    return {k: (norm_part(v) if isinstance(v, dict) else v) for k, v in p.items() if v not in ("", [], {}, None)}
+
+
+def config_of(case: dict) -> rd.EinoReductionConfig:
+    return rd.EinoReductionConfig.from_dict(case["config"])
+
+
+def test_vector_file_is_complete() -> None:
+    assert len(CLEAR) == 213 and len(TRUNC) == 132
+    modes = {c["mode"] for c in TRUNC}
+    assert modes == {"invokable", "enhanced", "stream", "enhanced_stream"}  # nothing skipped
+    assert sum("multi_content_result" in c.get("tags", ()) for c in CLEAR) > 0
+
+
+@pytest.mark.parametrize("case", CLEAR, ids=[c["id"] for c in CLEAR])
+def test_clear_vector(case: dict) -> None:
+    config = config_of(case)
+    assert config.effective() == case["effective_config"]
+    new_id = ids()
+    state: tuple[tc.Message, ...] = ()
+    for call, expected in zip(case["calls"], case["expected"], strict=True):
+        state = state + tuple(tc.Message.from_dict(m) for m in call["messages"])
+        backend = Recorder() if case["config"]["backend"] else None
+        step = rd.clear_step(state, config, backend=backend, tools=case["tools"], new_id=new_id)
+        if "error" in expected:
+            assert step.error == expected["error"]
+            return
+        assert step.error is None
+        got = placeholders([norm_message(m.to_dict()) for m in step.messages])
+        assert got == [norm_message(m) for m in expected["messages"]]
+        assert step.applied == expected["applied"]
+        assert step.tokens_before == expected["tokens_before"]
+        assert step.tokens_after == expected["tokens_after"]
+        assert placeholders(step.files) == expected["files"]
+        assert placeholders(list(step.write_order)) == expected["write_order"]
+        if backend is not None:
+            assert placeholders(backend.order) == expected["write_order"]  # the backend really received them
+        state = step.messages  # our own output is the next call's state, as in an agent
+
+
+@pytest.mark.parametrize("case", TRUNC, ids=[c["id"] for c in TRUNC])
+def test_trunc_vector(case: dict) -> None:
+    config = config_of(case)
+    backend = Recorder() if case["config"]["backend"] else None
+    expected = case["expected"]
+    given = case["result"] if "result" in case else case["chunks"]
+    if "construct_error" in expected:
+        with pytest.raises(tc.ConfigError, match="backend must be set"):
+            tc.truncate(given, case["call_id"], case["tool_name"], config, backend, mode=case["mode"])
+        return
+    done = tc.truncate(given, case["call_id"], case["tool_name"], config, backend, mode=case["mode"],
+                       new_id=ids())
+    want = expected["result"] if "result" in case else expected.get("chunks", [])  # an empty stream: no key
+    got = placeholders(done.result)
+    if case["mode"] == "enhanced":
+        assert [norm_part(p) for p in got] == [norm_part(p) for p in want]
+    elif case["mode"] == "enhanced_stream":
+        assert [[norm_part(p) for p in c] for c in got] == [[norm_part(p) for p in c] for c in want]
+    else:
+        assert got == want
+    assert placeholders(done.files) == expected["files"]
+    assert placeholders(list(done.write_order)) == expected["write_order"]
+    if backend is not None:
+        assert placeholders(backend.files) == expected["files"]

@@ -15,106 +15,20 @@ counting instead of O(n^2), because of two facts of the reference:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
 from itertools import accumulate
-from typing import NamedTuple
 
 from ._gc import paused_gc
 from ._offload import OffloadRecord, StorageBackend, ToolResultOffloadingConfig, offload_messages
 from .clearing import (
     ClearToolResultConfig,
-    SequenceIndex,
     cleared_counter,
-    counts_after,
     sequence_index,
-    statuses_of,
 )
 from .counters import count_tokens, get_counter
-from .model import Message, MessageStatus
+from .model import Message
+from .result import Replay, ReplayStep
 
 __all__ = ["Replay", "ReplayStep", "model_calls", "replay"]
-
-
-class ReplayStep(NamedTuple):
-    """One model call: what the policy did to the context sent with it."""
-
-    call_index: int
-    """Index of the assistant message this call produced; ``len(messages)`` for the
-    final step over the whole conversation."""
-    cleared_indices: tuple[int, ...]
-    """Messages cleared at this call (ascending)."""
-    context_tokens: int
-    """Tokens sent with this call, after clearing."""
-    context_tokens_unreduced: int
-    """Tokens this call would have sent with no clearing at all."""
-    total_tool_result_tokens: int
-    triggered: bool
-    recent_start_index: int | None
-    cache_break: bool
-    """Clearing changed a message that an earlier call had already sent, so a
-    provider's prompt cache cannot reuse that prefix."""
-
-
-@dataclass(frozen=True, eq=False)
-class Replay:
-    """A whole run replayed: the final history and one step per model call."""
-
-    messages: tuple[Message, ...]
-    steps: tuple[ReplayStep, ...]
-    token_counts: tuple[int, ...]
-    """Tokens of each message as it arrived (after offloading, if any)."""
-    cleared_at: tuple[int | None, ...]
-    """For each message, the call index of the step that cleared it (or None)."""
-    config: ClearToolResultConfig = field(repr=False)
-    offloads: tuple[OffloadRecord | None, ...] = field(default=(), repr=False)
-    token_counts_original: tuple[int, ...] = field(default=(), repr=False)
-    """Tokens of each input message before offloading (equals token_counts without it)."""
-    _seen: tuple[Message, ...] = field(default=(), repr=False)
-    _index: SequenceIndex | None = field(default=None, repr=False)
-
-    @cached_property
-    def cleared_indices(self) -> tuple[int, ...]:
-        return tuple(i for i, c in enumerate(self.cleared_at) if c is not None)
-
-    @cached_property
-    def statuses(self) -> tuple[MessageStatus, ...]:
-        """Per message, as after the final step (cleared at any call counts as cleared)."""
-        final = self.steps[-1] if self.steps else None
-        return statuses_of(self._seen, self.config, bool(final and final.triggered),
-                           (final.recent_start_index or 0) if final else 0,
-                           self.cleared_indices, self.offloads,
-                           self._index.tool_positions if self._index is not None else None)
-
-    @cached_property
-    def token_counts_after(self) -> tuple[int, ...]:
-        return counts_after(self.token_counts, self._seen, self.cleared_indices, self.config)
-
-    @property
-    def cache_breaks(self) -> int:
-        return sum(1 for s in self.steps if s.cache_break)
-
-    @property
-    def model_call_steps(self) -> tuple[ReplayStep, ...]:
-        """The steps of real model calls (without the final step)."""
-        return self.steps[:-1]
-
-    @property
-    def tokens_sent(self) -> int:
-        """Tokens sent over all model calls, with clearing."""
-        return sum(s.context_tokens for s in self.model_call_steps)
-
-    @property
-    def tokens_sent_unreduced(self) -> int:
-        return sum(s.context_tokens_unreduced for s in self.model_call_steps)
-
-    @property
-    def tokens_before(self) -> int:
-        return sum(self.token_counts_original or self.token_counts)
-
-    @property
-    def tokens_after(self) -> int:
-        return sum(self.token_counts_after)
 
 
 def model_calls(messages: Sequence[Message]) -> list[int]:
@@ -192,10 +106,10 @@ def replay(
                     for i, c in zip(newly, after_count(msgs, newly)):
                         saved += counts[i] - c
                 frontier = start
-                steps.append(ReplayStep(call, newly, prefix[call] - saved, prefix[call], total, True, start,
-                                        bool(newly) and prev_call >= 0 and newly[0] < prev_call))
+                steps.append(ReplayStep(call, newly, prefix[call] - saved, prefix[call],
+                                        bool(newly) and prev_call >= 0 and newly[0] < prev_call, total, True, start))
             else:
-                steps.append(ReplayStep(call, (), prefix[call] - saved, prefix[call], total, False, None, False))
+                steps.append(ReplayStep(call, (), prefix[call] - saved, prefix[call], False, total, False, None))
             prev_call = call
 
     final = ix.output(tuple(newly_all), ph)

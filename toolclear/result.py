@@ -1,0 +1,145 @@
+"""One result type for every policy and both modes: what the policy did, call by call.
+
+``Result`` is what ``toolclear.apply`` (one before-model step) and ``toolclear.replay``
+(every model call of a run) give for any policy config: the messages as the policy
+leaves them, a status per message and the call at which it changed, one ``Step`` per
+model call (tokens sent with and without the policy, the messages that call changed,
+whether it broke the prompt cache), and the files a backend received.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from .model import Message, MessageStatus
+
+if TYPE_CHECKING:
+    from ._offload import OffloadRecord
+    from .clearing import SequenceIndex
+
+__all__ = ["Replay", "ReplayStep", "Result", "Step"]
+
+
+class Step(NamedTuple):
+    """One model call: what the policy did to the context sent with it."""
+
+    call_index: int
+    """Index of the assistant message this call produced; ``len(messages)`` for the
+    final step over the whole conversation."""
+    changed_indices: tuple[int, ...]
+    """Messages this call changed (ascending): cleared, masked, truncated, or put back."""
+    context_tokens: int
+    """Tokens sent with this call, with the policy."""
+    context_tokens_unreduced: int
+    """Tokens this call would have sent with no policy at all."""
+    cache_break: bool
+    """The call changed a message an earlier call had already sent, so a provider's
+    prompt cache cannot reuse that prefix."""
+    total_tool_result_tokens: int = 0
+    """(eino's clear policy) the tool-result total its trigger compared."""
+    triggered: bool = False
+    """The policy's trigger fired at this call."""
+    recent_start_index: int | None = None
+    """(eino's clear policy) where its protected window started."""
+
+    @property
+    def cleared_indices(self) -> tuple[int, ...]:
+        """The name eino's clear policy gives ``changed_indices``."""
+        return self.changed_indices
+
+
+@dataclass(frozen=True, eq=False)
+class Result:
+    """A policy over a run (``mode`` 'replay') or over one history ('single pass')."""
+
+    messages: tuple[Message, ...]
+    """The history as the policy leaves it after the last step: for policies that write
+    their edits back (eino's) the state the next call would start from; for those that
+    edit each request afresh (Anthropic, LangChain, masking) what the last step sent."""
+    steps: tuple[Step, ...]
+    token_counts: tuple[int, ...]
+    """Tokens of each message as it arrived (after offloading, if any)."""
+    cleared_at: tuple[int | None, ...]
+    """For each message, the call index of the step that first changed it (or None)."""
+    config: Any = field(repr=False)
+    offloads: tuple[OffloadRecord | None, ...] = field(default=(), repr=False)
+    token_counts_original: tuple[int, ...] = field(default=(), repr=False)
+    """Tokens of each input message before offloading (equals token_counts without it)."""
+    files: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """What a backend received: path -> content, the last write of each path."""
+    notes: tuple[str, ...] = ()
+    """What the reference did that a user should know (e.g. eino overwriting a saved file)."""
+    mode: str = "replay"
+    _seen: tuple[Message, ...] = field(default=(), repr=False)
+    _index: SequenceIndex | None = field(default=None, repr=False)
+    _statuses: tuple[MessageStatus, ...] | None = field(default=None, repr=False)
+    _counts_after: tuple[int, ...] | None = field(default=None, repr=False)
+
+    @property
+    def changed_at(self) -> tuple[int | None, ...]:
+        return self.cleared_at
+
+    @cached_property
+    def cleared_indices(self) -> tuple[int, ...]:
+        """Messages the policy changed at some step (cleared, masked, truncated)."""
+        return tuple(i for i, c in enumerate(self.cleared_at) if c is not None)
+
+    @property
+    def changed_indices(self) -> tuple[int, ...]:
+        return self.cleared_indices
+
+    @cached_property
+    def statuses(self) -> tuple[MessageStatus, ...]:
+        """Per message, as after the final step (changed at any call counts as cleared)."""
+        if self._statuses is not None:
+            return self._statuses
+        from .clearing import statuses_of
+
+        final = self.steps[-1] if self.steps else None
+        return statuses_of(self._seen, self.config, bool(final and final.triggered),
+                           (final.recent_start_index or 0) if final else 0,
+                           self.cleared_indices, self.offloads,
+                           self._index.tool_positions if self._index is not None else None)
+
+    @cached_property
+    def token_counts_after(self) -> tuple[int, ...]:
+        if self._counts_after is not None:
+            return self._counts_after
+        from .clearing import counts_after
+
+        return counts_after(self.token_counts, self._seen, self.cleared_indices, self.config)
+
+    @property
+    def cache_breaks(self) -> int:
+        return sum(1 for s in self.steps if s.cache_break)
+
+    @property
+    def model_call_steps(self) -> tuple[Step, ...]:
+        """The steps of real model calls: in a replay all but the final step over the
+        whole conversation; a single pass is one call."""
+        return self.steps[:-1] if self.mode == "replay" else self.steps
+
+    @property
+    def tokens_sent(self) -> int:
+        """Tokens sent over all model calls, with the policy."""
+        return sum(s.context_tokens for s in self.model_call_steps)
+
+    @property
+    def tokens_sent_unreduced(self) -> int:
+        return sum(s.context_tokens_unreduced for s in self.model_call_steps)
+
+    @property
+    def tokens_before(self) -> int:
+        return sum(self.token_counts_original or self.token_counts)
+
+    @property
+    def tokens_after(self) -> int:
+        return sum(self.token_counts_after)
+
+
+Replay = Result
+"""The earlier name of ``Result`` (a replay of eino's clear policy)."""
+ReplayStep = Step

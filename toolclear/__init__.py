@@ -1,4 +1,4 @@
-"""toolclear: see and tune eino's clear-tool-result policy on real agent transcripts."""
+"""toolclear: see what context policies (eino's, Anthropic's, LangChain's, observation masking) do to real agent runs."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from ._offload import (
     ToolResultOffloadingConfig,
     offload,
 )
-from ._replay import Replay, ReplayStep, replay
+from .anthropic_edit import AnthropicClearToolUsesConfig
 from .clearing import (
     DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_PLACEHOLDER,
@@ -29,34 +29,44 @@ from .errors import (
     TranscriptError,
 )
 from .formats import FormatInfo, dump, dump_all, list_formats, load, load_all
+from .lab import Comparison, apply, compare, replay
+from .langchain_edit import LangChainClearToolUsesConfig
+from .masking import ObservationMaskingConfig
 from .model import Message, MessageStatus, Role, ToolCall, Transcript, Usage
 from .reduction import EinoReductionConfig, Truncated, truncate
+from .result import Replay, ReplayStep, Result, Step
 from .windows import CONTEXT_WINDOWS, context_window, run_model
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AnthropicClearToolUsesConfig",
     "CONTEXT_WINDOWS",
+    "ClearToolResultConfig",
+    "Comparison",
+    "ConfigError",
+    "CounterInfo",
+    "CounterUnavailableError",
     "DEFAULT_KEEP_RECENT_TOKENS",
     "DEFAULT_PLACEHOLDER",
     "DEFAULT_THRESHOLD",
     "EinoReductionConfig",
-    "ClearToolResultConfig",
     "FormatInfo",
-    "ConfigError",
-    "CounterInfo",
-    "CounterUnavailableError",
+    "LangChainClearToolUsesConfig",
     "LocalDirBackend",
     "MemoryBackend",
     "Message",
     "MessageStatus",
+    "ObservationMaskingConfig",
     "OffloadError",
     "OffloadRecord",
     "Offloaded",
     "Reduction",
     "Replay",
     "ReplayStep",
+    "Result",
     "Role",
+    "Step",
     "StorageBackend",
     "TokenCounter",
     "ToolCall",
@@ -67,6 +77,8 @@ __all__ = [
     "Truncated",
     "Usage",
     "__version__",
+    "apply",
+    "compare",
     "context_window",
     "count_tokens",
     "dump",

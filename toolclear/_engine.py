@@ -1,0 +1,123 @@
+"""What every policy's replay shares: engines that say, call by call, which messages
+look different from the raw history, and one assembler that turns that into a Result.
+
+An engine is advanced over the prefix length of each model call (ascending, the last
+one the whole conversation) and answers with a delta: message index -> the message as
+the policy now shows it, or None to show the original again. Only what changed since
+the previous call is in a delta, so a whole run costs O(n + changes) after counting,
+whatever the policy; the assembler keeps the tokens sent and the cache breaks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from .counters import TokenCounter, count_tokens
+from .model import Message, MessageStatus, ToolCall
+from .result import Result, Step
+
+__all__ = ["Engine", "assemble", "pairing", "with_inputs_cleared"]
+
+
+class Engine(Protocol):
+    def advance(self, length: int) -> Mapping[int, Message | None]:
+        """The changes for the call whose context is ``messages[:length]``."""
+        ...
+
+    def status(self, index: int, changed: bool) -> MessageStatus:
+        """The status of a message after the final step."""
+        ...
+
+
+def pairing(messages: Sequence[Message]) -> list[tuple[int, ToolCall] | None]:
+    """For each tool result, the assistant message and the call it answers (the latest
+    earlier call with its id); None for other messages and for orphans."""
+    seen: dict[str, tuple[int, ToolCall]] = {}
+    out: list[tuple[int, ToolCall] | None] = []
+    for i, m in enumerate(messages):
+        if m.role == "assistant":
+            for c in m.tool_calls:
+                seen[c.id] = (i, c)
+        out.append(seen.get(m.tool_call_id) if m.role == "tool" else None)
+    return out
+
+
+def with_inputs_cleared(message: Message, call_ids: frozenset[str], empty: str = "{}") -> Message:
+    """The assistant message with the arguments of these calls emptied."""
+    from dataclasses import replace
+
+    calls = tuple(replace(c, arguments=empty) if c.id in call_ids else c for c in message.tool_calls)
+    new = replace(message, tool_calls=calls)
+    return new
+
+
+def _visible(a: Message, b: Message) -> bool:
+    """Whether the model would see a difference (extra flags are not sent)."""
+    if a == b:
+        return _parts(a) != _parts(b)
+    return True
+
+
+def _parts(m: Message) -> Any:
+    raw = m._raw or {}
+    return json.dumps([raw.get("user_input_multi_content"), raw.get("assistant_output_multi_content")],
+                      sort_keys=True, default=str)
+
+
+def assemble(
+    original: tuple[Message, ...],
+    engine: Engine,
+    config: Any,
+    counter: TokenCounter,
+    calls: Sequence[int],
+    *,
+    mode: str,
+    final: tuple[Message, ...] | None = None,
+    files: Mapping[str, str] | None = None,
+    notes: tuple[str, ...] = (),
+) -> Result:
+    """Run ``engine`` over ``calls`` and keep what each call sent."""
+    n = len(original)
+    counts = count_tokens(original, counter)
+    prefix = [0] * (n + 1)
+    for i, c in enumerate(counts):
+        prefix[i + 1] = prefix[i] + c
+    view: dict[int, Message] = {}
+    view_count: dict[int, int] = {}
+    saved = 0
+    changed_at: list[int | None] = [None] * n
+    steps: list[Step] = []
+    prev = -1
+    for call in calls:
+        delta = engine.advance(call)
+        changed: list[int] = []
+        for i in sorted(delta):
+            new = delta[i] if delta[i] is not None else original[i]
+            assert new is not None
+            old = view.get(i, original[i])
+            visible = _visible(old, new)
+            if new is original[i] or not _visible(original[i], new):
+                if i in view:
+                    saved -= counts[i] - view_count.pop(i)
+                    del view[i]
+            else:
+                c = count_tokens((new,), counter)[0]
+                saved += (view_count.get(i, counts[i])) - c
+                view[i], view_count[i] = new, c
+                if changed_at[i] is None:
+                    changed_at[i] = call
+            if visible:
+                changed.append(i)
+        steps.append(Step(call, tuple(changed), prefix[call] - saved, prefix[call],
+                          bool(changed) and prev >= 0 and changed[0] < prev, triggered=bool(view)))
+        prev = call
+    messages = final if final is not None else tuple(view.get(i, m) for i, m in enumerate(original))
+    after = tuple(view_count.get(i, c) for i, c in enumerate(counts))
+    statuses = tuple(engine.status(i, i in view) for i in range(n))
+    return Result(
+        messages=messages, steps=tuple(steps), token_counts=counts, cleared_at=tuple(changed_at), config=config,
+        token_counts_original=counts, files=dict(files or {}), notes=notes, mode=mode, _seen=original,
+        _statuses=statuses, _counts_after=after,
+    )

@@ -1,0 +1,172 @@
+"""Anthropic's server-side context editing, ``clear_tool_uses_20250919``.
+
+Recomputed by the server on the full history at every request (the client keeps
+everything), so nothing is sticky: once the prompt passes the trigger, every tool
+use but the last ``keep_tool_uses`` has its result replaced (and, with
+``clear_tool_inputs``, its input emptied), unless that clears fewer than
+``clear_at_least_input_tokens``, in which case nothing is cleared at all.
+
+Only documentation exists for this policy; what it leaves open and what toolclear
+assumes is in the README ("Anthropic context editing").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._engine import pairing, with_inputs_cleared
+from .counters import TokenCounter, count_tokens
+from .errors import ConfigError
+from .model import Message, MessageStatus
+
+__all__ = ["ANTHROPIC_PLACEHOLDER", "AnthropicClearToolUsesConfig"]
+
+ANTHROPIC_PLACEHOLDER = "[cleared]"
+"""The documentation does not give the server's text; LangChain's mirror of this edit uses this."""
+
+
+def _int_or_none(name: str, value: object, *, minimum: int = 0) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < minimum):
+        raise ConfigError(f"{name}: expected an integer >= {minimum} or None, got {value!r}")
+
+
+@dataclass(frozen=True)
+class AnthropicClearToolUsesConfig:
+    """``{"type": "clear_tool_uses_20250919", ...}`` in a request's ``context_management``.
+
+    ``trigger_tool_uses`` set replaces the input-token trigger with a tool-use count.
+    ``clear_tool_inputs`` is True (every cleared use), False, or tool names.
+    """
+
+    trigger_input_tokens: int = 100_000
+    trigger_tool_uses: int | None = None
+    keep_tool_uses: int = 3
+    clear_at_least_input_tokens: int | None = None
+    exclude_tools: tuple[str, ...] = ()
+    clear_tool_inputs: bool | tuple[str, ...] = False
+    placeholder: str = ANTHROPIC_PLACEHOLDER
+
+    def __post_init__(self) -> None:
+        _int_or_none("trigger_input_tokens", self.trigger_input_tokens)
+        _int_or_none("trigger_tool_uses", self.trigger_tool_uses)
+        _int_or_none("keep_tool_uses", self.keep_tool_uses)
+        _int_or_none("clear_at_least_input_tokens", self.clear_at_least_input_tokens)
+        object.__setattr__(self, "exclude_tools", _names("exclude_tools", self.exclude_tools))
+        if not isinstance(self.clear_tool_inputs, bool):
+            object.__setattr__(self, "clear_tool_inputs", _names("clear_tool_inputs", self.clear_tool_inputs))
+        if not isinstance(self.placeholder, str):
+            raise ConfigError(f"placeholder: expected a string, got {self.placeholder!r}")
+
+    def clears_input(self, tool: str) -> bool:
+        c = self.clear_tool_inputs
+        return c if isinstance(c, bool) else tool in c
+
+    def request_json(self) -> dict[str, object]:
+        """The edit as the Messages API takes it (``context_management.edits[0]``)."""
+        edit: dict[str, object] = {"type": "clear_tool_uses_20250919"}
+        if self.trigger_tool_uses is not None:
+            edit["trigger"] = {"type": "tool_uses", "value": self.trigger_tool_uses}
+        else:
+            edit["trigger"] = {"type": "input_tokens", "value": self.trigger_input_tokens}
+        edit["keep"] = {"type": "tool_uses", "value": self.keep_tool_uses}
+        if self.clear_at_least_input_tokens is not None:
+            edit["clear_at_least"] = {"type": "input_tokens", "value": self.clear_at_least_input_tokens}
+        if self.exclude_tools:
+            edit["exclude_tools"] = list(self.exclude_tools)
+        if self.clear_tool_inputs:
+            edit["clear_tool_inputs"] = (self.clear_tool_inputs if isinstance(self.clear_tool_inputs, bool)
+                                         else list(self.clear_tool_inputs))
+        return edit
+
+
+def _names(field: str, value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, (list, tuple, set, frozenset)) or not all(
+            isinstance(v, str) for v in value):
+        raise ConfigError(f"{field}: expected a list of tool names, got {value!r}")
+    return tuple(value)
+
+
+class AnthropicEngine:
+    """Uses are tool results in the order they arrive; the cleared set is always the
+    oldest ``uses - keep`` of them (exclusions skipped) or nothing, so each call only
+    adds to it (or, if the ``clear_at_least`` gate fails, puts it all back)."""
+
+    def __init__(self, messages: tuple[Message, ...], config: AnthropicClearToolUsesConfig,
+                 counter: TokenCounter) -> None:
+        self.msgs, self.config, self.counter = messages, config, counter
+        self.pairs = pairing(messages)
+        self.counts = count_tokens(messages, counter)
+        self.prefix = [0]
+        for c in self.counts:
+            self.prefix.append(self.prefix[-1] + c)
+        self.uses: list[int] = []
+        self.scan = 0
+        self.cum: list[int] = [0]  # tokens saved by clearing the first k uses
+        self.inputs: dict[int, set[str]] = {}  # assistant index -> call ids emptied so far (by the first k)
+        self.ai_after: list[dict[int, Message]] = [{}]  # assistant versions after k uses
+        self.applied = 0
+
+    def _name(self, i: int) -> str:
+        pair = self.pairs[i]
+        return self.msgs[i].tool_name or (pair[1].name if pair else "")
+
+    def _extend(self, k: int) -> None:
+        """Work out the saving of clearing uses up to k (each once, in order)."""
+        while len(self.cum) <= k:
+            u = self.uses[len(self.cum) - 1]
+            name = self._name(u)
+            saving, versions = 0, {}
+            if name not in self.config.exclude_tools:
+                m = self.msgs[u]
+                saving = self.counts[u] - count_tokens((m.with_content(self.config.placeholder),), self.counter)[0]
+                pair = self.pairs[u]
+                if pair is not None and self.config.clears_input(name):
+                    a, call = pair
+                    ids = self.inputs.setdefault(a, set())
+                    before = count_tokens((with_inputs_cleared(self.msgs[a], frozenset(ids)),), self.counter)[0]
+                    ids.add(call.id)
+                    new = with_inputs_cleared(self.msgs[a], frozenset(ids))
+                    saving += before - count_tokens((new,), self.counter)[0]
+                    versions[a] = new
+            self.cum.append(self.cum[-1] + saving)
+            self.ai_after.append(versions)
+
+    def advance(self, length: int) -> dict[int, Message | None]:
+        while self.scan < length:
+            if self.msgs[self.scan].role == "tool":
+                self.uses.append(self.scan)
+            self.scan += 1
+        c = self.config
+        fired = (len(self.uses) > c.trigger_tool_uses if c.trigger_tool_uses is not None
+                 else self.prefix[length] > c.trigger_input_tokens)
+        target = max(0, len(self.uses) - c.keep_tool_uses) if fired else 0
+        self._extend(target)
+        if target and c.clear_at_least_input_tokens is not None and self.cum[target] < c.clear_at_least_input_tokens:
+            target = 0
+        delta: dict[int, Message | None] = {}
+        if target > self.applied:
+            for k in range(self.applied, target):
+                u = self.uses[k]
+                if self._name(u) not in c.exclude_tools:
+                    delta[u] = self.msgs[u].with_content(c.placeholder)
+                delta.update(self.ai_after[k + 1])
+        elif target < self.applied:
+            for k in range(target, self.applied):
+                delta[self.uses[k]] = None
+                for a in self.ai_after[k + 1]:
+                    delta[a] = None
+        self.applied = target
+        return delta
+
+    def status(self, index: int, changed: bool) -> MessageStatus:
+        if self.msgs[index].role != "tool":
+            return MessageStatus.KEPT
+        if changed:
+            return MessageStatus.CLEARED
+        if self._name(index) in self.config.exclude_tools:
+            return MessageStatus.EXCLUDED
+        if index in self.uses[max(0, len(self.uses) - self.config.keep_tool_uses):]:
+            return MessageStatus.PROTECTED
+        return MessageStatus.KEPT

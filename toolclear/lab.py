@@ -1,0 +1,296 @@
+"""The policy lab: any policy, one history or a whole run, side by side.
+
+``apply`` runs one before-model step, ``replay`` every model call of a run, and both
+return a ``Result`` whatever the policy; ``compare`` runs several on the same
+transcript and tabulates them. Tokens sent are counted with one counter for every
+policy (``counter``, eino's estimate unless given), so the numbers compare; each
+policy's own trigger still uses its own counter where it has one (LangChain's
+approximation, eino's reduction counter).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Union
+
+from ._engine import Engine, assemble
+from ._offload import StorageBackend
+from ._replay import model_calls
+from ._replay import replay as _replay_clear
+from .anthropic_edit import AnthropicClearToolUsesConfig, AnthropicEngine
+from .clearing import ClearToolResultConfig, reduce_by_tokens
+from .counters import TokenCounter, get_counter
+from .errors import ConfigError
+from .langchain_edit import LangChainClearToolUsesConfig, LangChainEngine
+from .masking import MaskingEngine, ObservationMaskingConfig
+from .model import Message, MessageStatus
+from .reduction import EinoReductionConfig, ToolSchema, clear_step, reduction_tokens, truncate
+from .result import Result, Step
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["POLICIES", "Comparison", "PolicyConfig", "apply", "compare", "policy_name", "replay"]
+
+PolicyConfig = Union[
+    ClearToolResultConfig, EinoReductionConfig, AnthropicClearToolUsesConfig,
+    LangChainClearToolUsesConfig, ObservationMaskingConfig,
+]
+
+POLICIES: dict[str, type] = {
+    "eino": ClearToolResultConfig,
+    "eino-reduction": EinoReductionConfig,
+    "anthropic": AnthropicClearToolUsesConfig,
+    "langchain": LangChainClearToolUsesConfig,
+    "masking": ObservationMaskingConfig,
+}
+"""The CLI's and the app's short names for each policy."""
+
+
+def policy_name(config: Any) -> str:
+    for name, cls in POLICIES.items():
+        if isinstance(config, cls):
+            return name
+    raise ConfigError(f"not a policy config: {type(config).__name__}")
+
+
+class ReductionEngine:
+    """eino's reduction middleware as an agent runs it: each tool result truncated as it
+    arrives, the clear phase before each call, its output the next call's state."""
+
+    def __init__(self, messages: tuple[Message, ...], config: EinoReductionConfig,
+                 backend: StorageBackend | None, tools: Sequence[ToolSchema], has_backend: bool) -> None:
+        self.msgs, self.config, self.backend, self.tools = messages, config, backend, tuple(tools)
+        self.has_backend = has_backend
+        self.state: list[Message] = []
+        self.files: dict[str, str] = {}
+        self.overwritten: list[str] = []
+        self.truncated: set[int] = set()
+        self.cleared: set[int] = set()
+        # eino's default counter is a sum over messages (and tools): kept running, so calls
+        # below the trigger cost nothing
+        self.total: int | None = reduction_tokens((), self.tools) if config.token_counter == "default" else None
+
+    def _arrive(self, m: Message, i: int) -> Message:
+        if m.role != "tool" or self.config.skip_truncation:
+            return m
+        parts = m._raw.get("user_input_multi_content") if m._raw is not None else None
+        if isinstance(parts, list) and parts:
+            return m  # a multi-part result reaches eino as parts; toolclear keeps it (see README)
+        done = truncate(m.content, m.tool_call_id, m.tool_name, self.config, self.backend,
+                        mode="invokable", has_backend=self.has_backend)
+        if not done.truncated:
+            return m
+        self.files.update(done.files)
+        self.truncated.add(i)
+        return m.with_content(done.result)
+
+    def advance(self, length: int) -> dict[int, Message | None]:
+        delta: dict[int, Message | None] = {}
+        for i in range(len(self.state), length):
+            m = self._arrive(self.msgs[i], i)
+            self.state.append(m)
+            if self.total is not None:
+                self.total += reduction_tokens((m,))
+            if m is not self.msgs[i]:
+                delta[i] = m
+        if self.total is not None and self.total < self.config.effective_max_tokens_for_clear:
+            return delta  # below the trigger: the clear phase would stop at its first step
+        step = clear_step(self.state, self.config, backend=self.backend, has_backend=self.has_backend,
+                          tools=self.tools)
+        if step.error:
+            raise ConfigError(f"eino's reduction stopped at message #{length}: {step.error}")
+        for j in step.changed:
+            delta[j] = step.messages[j]
+            self.cleared.add(j)
+        self.files.update(step.files)
+        self.overwritten.extend(p for p in step.overwritten if p not in self.overwritten)
+        self.state = list(step.messages)
+        if self.total is not None:
+            self.total = step.tokens_after
+        return delta
+
+    def status(self, index: int, changed: bool) -> MessageStatus:
+        if self.msgs[index].role != "tool":
+            return MessageStatus.KEPT
+        if index in self.cleared and changed:
+            return MessageStatus.CLEARED
+        if index in self.truncated:
+            return MessageStatus.OFFLOADED
+        return MessageStatus.KEPT
+
+
+def _engine(msgs: tuple[Message, ...], config: Any, counter: TokenCounter, backend: StorageBackend | None,
+            tools: Sequence[ToolSchema]) -> Engine:
+    if isinstance(config, AnthropicClearToolUsesConfig):
+        return AnthropicEngine(msgs, config, counter)
+    if isinstance(config, LangChainClearToolUsesConfig):
+        return LangChainEngine(msgs, config)
+    if isinstance(config, ObservationMaskingConfig):
+        return MaskingEngine(msgs, config)
+    if isinstance(config, EinoReductionConfig):
+        if backend is None and not config.skip_truncation:
+            raise ConfigError("eino's reduction needs a backend unless skip_truncation is set "
+                              "(eino: backend must be set when not skipping truncation)")
+        return ReductionEngine(msgs, config, backend, tools, backend is not None)
+    raise ConfigError(f"not a policy config: {type(config).__name__}")
+
+
+def _run(messages: Sequence[Message], config: Any, counter: Any, backend: StorageBackend | None,
+         tools: Sequence[ToolSchema], mode: str) -> Result:
+    msgs = tuple(messages)
+    count = get_counter(counter)
+    engine = _engine(msgs, config, count, backend, tools)
+    calls = model_calls(msgs) if mode == "replay" else [len(msgs)]
+    final = None
+    files: dict[str, str] = {}
+    notes: tuple[str, ...] = ()
+    if isinstance(engine, ReductionEngine):
+        result = assemble(msgs, engine, config, count, calls, mode=mode, final=None)
+        files = engine.files
+        if engine.overwritten:
+            notes = (f"eino overwrote {len(engine.overwritten)} saved file(s) with the placeholder: after a plain "
+                     "assistant reply it clears already-cleared rounds again and saves what they hold now "
+                     "(REDUCTION.md C5), so the original results are lost from storage, e.g. "
+                     f"{engine.overwritten[0]}",)
+        final = tuple(engine.state)
+        return _with(result, messages=final, files=files, notes=notes)
+    return assemble(msgs, engine, config, count, calls, mode=mode)
+
+
+def _with(result: Result, **changes: Any) -> Result:
+    from dataclasses import replace
+
+    return replace(result, **changes)
+
+
+def _from_clear(messages: Sequence[Message], config: ClearToolResultConfig, mode: str, **kw: Any) -> Result:
+    if mode == "replay":
+        return _replay_clear(messages, config, **kw)
+    r = reduce_by_tokens(messages, config, **kw)
+    total = sum(r.token_counts_original or r.token_counts)
+    step = Step(len(r.messages), tuple(r.cleared_indices), sum(r.token_counts_after), total, False,
+                r.total_tool_result_tokens, r.triggered, r.recent_start_index if r.triggered else None)
+    cleared_at = [None] * len(r.messages)
+    for i in r.cleared_indices:
+        cleared_at[i] = len(r.messages)  # type: ignore[call-overload]
+    return Result(messages=r.messages, steps=(step,), token_counts=r.token_counts, cleared_at=tuple(cleared_at),
+                  config=config, offloads=r.offloads, token_counts_original=r.token_counts_original,
+                  mode="single pass", _statuses=r.statuses, _counts_after=r.token_counts_after)
+
+
+def apply(
+    messages: Sequence[Message],
+    config: PolicyConfig | None = None,
+    backend: StorageBackend | None = None,
+    tools: Sequence[ToolSchema] = (),
+    *,
+    counter: str | TokenCounter | None = None,
+) -> Result:
+    """One before-model step of ``config`` on ``messages`` (eino's clear policy when
+    None). For eino's reduction the returned messages carry eino's processed flag, so
+    they are the state the next call starts from; ``backend`` receives its files."""
+    config = config if config is not None else ClearToolResultConfig()
+    if isinstance(config, ClearToolResultConfig):
+        return _from_clear(messages, config, "single pass", backend=backend)
+    return _run(messages, config, counter, backend, tools, "single pass")
+
+
+def replay(
+    messages: Sequence[Message],
+    config: PolicyConfig | None = None,
+    *,
+    backend: StorageBackend | None = None,
+    tools: Sequence[ToolSchema] = (),
+    counter: str | TokenCounter | None = None,
+    offloading: Any = None,
+) -> Result:
+    """The policy before every model call of a whole run (each assistant message is a
+    call, its context the messages before it), then once over the whole history."""
+    config = config if config is not None else ClearToolResultConfig()
+    if isinstance(config, ClearToolResultConfig):
+        return _replay_clear(messages, config, offloading=offloading, backend=backend)
+    if offloading is not None:
+        raise ConfigError("offloading belongs to eino's clear policy; eino's reduction truncates instead")
+    return _run(messages, config, counter, backend, tools, "replay")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Several policies on one transcript."""
+
+    configs: tuple[Any, ...]
+    results: tuple[Result, ...]
+    labels: tuple[str, ...]
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """One row per config: peak context, tokens sent, results cleared, cache breaks."""
+        import pandas as pd
+
+        rows = []
+        for label, cfg, r in zip(self.labels, self.configs, self.results):
+            calls = r.model_call_steps
+            sent, unreduced = r.tokens_sent, r.tokens_sent_unreduced
+            rows.append({
+                "policy": label,
+                "kind": policy_name(cfg),
+                "model_calls": len(calls),
+                "peak_context": max((s.context_tokens for s in calls), default=0),
+                "peak_context_unreduced": max((s.context_tokens_unreduced for s in calls), default=0),
+                "tokens_sent": sent,
+                "tokens_sent_unreduced": unreduced,
+                "tokens_saved": unreduced - sent,
+                "saved_percent": round(100 * (unreduced - sent) / unreduced, 2) if unreduced else 0.0,
+                "results_changed": len(r.cleared_indices),
+                "cache_breaks": r.cache_breaks,
+                "final_tokens": r.tokens_after,
+            })
+        return pd.DataFrame(rows)
+
+
+def _label(config: Any) -> str:
+    name = policy_name(config)
+    if isinstance(config, ClearToolResultConfig):
+        return f"eino {config.tool_result_token_threshold:,}/{config.keep_recent_tokens:,}"
+    if isinstance(config, EinoReductionConfig):
+        return f"eino-reduction {config.effective_max_tokens_for_clear:,}/{config.effective_retention}"
+    if isinstance(config, AnthropicClearToolUsesConfig):
+        return f"anthropic {config.trigger_input_tokens:,}/{config.keep_tool_uses}"
+    if isinstance(config, LangChainClearToolUsesConfig):
+        return f"langchain {config.trigger:,}/{config.keep}"
+    if isinstance(config, ObservationMaskingConfig):
+        return f"masking last {config.keep_last} {config.unit}"
+    return name  # pragma: no cover
+
+
+def compare(
+    messages: Sequence[Message],
+    configs: Sequence[PolicyConfig],
+    *,
+    mode: str = "replay",
+    counter: str | TokenCounter | None = None,
+    backend_factory: Any = None,
+) -> Comparison:
+    """Every config on the same transcript, with the same counter (a replay each, or a
+    single pass with ``mode="single pass"``). A policy that needs a backend gets a fresh
+    ``MemoryBackend`` (or ``backend_factory()``)."""
+    from ._offload import MemoryBackend
+
+    msgs = tuple(messages)
+    results = []
+    for cfg in configs:
+        needs = isinstance(cfg, EinoReductionConfig) and not cfg.skip_truncation
+        backend = (backend_factory or MemoryBackend)() if needs else None
+        if mode == "replay":
+            results.append(replay(msgs, cfg, backend=backend, counter=counter))
+        else:
+            results.append(apply(msgs, cfg, backend=backend, counter=counter))
+    labels = [_label(c) for c in configs]
+    seen: dict[str, int] = {}
+    for k, lab in enumerate(labels):
+        seen[lab] = seen.get(lab, 0) + 1
+        if seen[lab] > 1:
+            labels[k] = f"{lab} ({seen[lab]})"
+    return Comparison(tuple(configs), tuple(results), tuple(labels))

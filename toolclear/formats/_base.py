@@ -173,6 +173,12 @@ class Binding:
                 and new.tool_call_id == old.tool_call_id
                 and new.tool_name == old.tool_name
             )
+            if not same_shape and _only_arguments(new, old):
+                raise TranscriptError(
+                    f"message {i}: its tool-call arguments were cleared (clear_tool_inputs); toolclear writes "
+                    "back only contents in a log's own format, so export eino JSON or turn clear_tool_inputs off",
+                    source=label,
+                )
             if not same_shape:
                 raise TranscriptError(
                     f"message {i} changed more than its content; only contents can be written back",
@@ -199,6 +205,11 @@ class Binding:
             for path in self.blanks[i] if self.blanks else ():
                 out[path] = ""
         return out
+
+
+def _only_arguments(new: Message, old: Message) -> bool:
+    return (new.role == old.role and new.tool_call_id == old.tool_call_id and new.tool_name == old.tool_name
+            and [(c.id, c.name) for c in new.tool_calls] == [(c.id, c.name) for c in old.tool_calls])
 
 
 class Builder:

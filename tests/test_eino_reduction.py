@@ -139,3 +139,86 @@ def test_trunc_vector(case: dict) -> None:
     assert placeholders(list(done.write_order)) == expected["write_order"]
     if backend is not None:
         assert placeholders(backend.files) == expected["files"]
+
+
+_ANY_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
+
+
+def _no_uuids(value: Any) -> Any:
+    return json.loads(_ANY_UUID.sub("{uuid}", json.dumps(value)))
+
+
+REPLAY_CONFIGS = [
+    rd.EinoReductionConfig(max_tokens_for_clear=400, max_length_for_trunc=600),
+    rd.EinoReductionConfig(max_tokens_for_clear=400, clear_retention_suffix_limit=2, clear_at_least_tokens=60,
+                           max_length_for_trunc=300, clear_exclude_tools=("grep",)),
+    rd.EinoReductionConfig(max_tokens_for_clear=1, skip_truncation=True, tool_config={"bash": {"skip_clear": True}}),
+    rd.EinoReductionConfig(max_tokens_for_clear=200, clear_retention_suffix_limit=-1, skip_truncation=True),
+]
+
+
+@pytest.mark.parametrize("k", range(len(REPLAY_CONFIGS)))
+def test_replay_equals_eino_step_by_step_with_a_backend(k: int) -> None:
+    """The fast replay (each round worked once) sends, saves and reports exactly what
+    eino's own step sends when called before every model call with the state carried:
+    re-clears after plain replies, rewritten files, fresh UUIDs for empty ids."""
+    import random as _random
+
+    from .test_langchain_reference import generate
+
+    config = REPLAY_CONFIGS[k]
+    rng = _random.Random(k)
+    for _ in range(30):
+        msgs = generate(rng)
+        if rng.random() < 0.3:  # some calls without ids
+            msgs = [m if m.role != "tool" or rng.random() > 0.3 else tc.Message("tool", m.content, tool_name=m.tool_name)
+                    for m in msgs]
+            msgs = [tc.Message(m.role, m.content, tool_calls=tuple(
+                tc.ToolCall("", c.name, c.arguments) if not any(
+                    r.role == "tool" and r.tool_call_id == c.id for r in msgs) else c for c in m.tool_calls))
+                if m.tool_calls else m for m in msgs]
+        backend = None if config.skip_truncation else Recorder()
+        rp = tc.replay(msgs, config, backend=backend)
+        # eino itself: truncation as each tool returns, then the clear phase before each call
+        ref_backend = None if config.skip_truncation else Recorder()
+        state: tuple[tc.Message, ...] = ()
+        files: dict[str, str] = {}
+        for step in rp.steps:
+            for m in msgs[len(state): step.call_index]:
+                if m.role == "tool" and not config.skip_truncation:
+                    done = tc.truncate(m.content, m.tool_call_id, m.tool_name, config, ref_backend)
+                    files.update(done.files)
+                    m = m.with_content(done.result) if done.truncated else m
+                state += (m,)
+            one = rd.clear_step(state, config, backend=ref_backend)
+            files.update(one.files)
+            state = one.messages
+            assert step.context_tokens == sum(tc.count_tokens(state))
+        assert _no_uuids([m.to_dict() for m in rp.messages]) == _no_uuids([m.to_dict() for m in state])
+        assert _no_uuids(dict(rp.files)) == _no_uuids(files)
+        if ref_backend is not None:
+            assert _no_uuids(backend.files) == _no_uuids(ref_backend.files)
+
+
+def test_the_overwrite_is_reported() -> None:
+    """REDUCTION.md C5 on a run: a plain reply, then more rounds; the re-clear writes the
+    placeholder over a saved original, and the result says so."""
+    msgs = [tc.Message("user", "go")]
+    for k in range(6):
+        msgs += [tc.Message("assistant", "", tool_calls=(tc.ToolCall(f"c{k}", "read_file", "{}"),)),
+                 tc.Message("tool", f"result {k} " + "x" * 400, tool_call_id=f"c{k}", tool_name="read_file")]
+        if k == 1:
+            msgs += [tc.Message("assistant", "done with part one"), tc.Message("user", "go on")]
+    backend = Recorder()
+    rp = tc.replay(msgs, rd.EinoReductionConfig(max_tokens_for_clear=150, skip_truncation=False,
+                                                max_length_for_trunc=10_000), backend=backend)
+    # rounds after the plain reply (c2 on) are cleared again at each later call: c2's file
+    # first holds its result, then the placeholder; c0 and c1, before the reply, keep theirs
+    assert rp.notes and "overwrote" in rp.notes[0] and "/tmp/clear/c2" in rp.notes[0]
+    assert backend.files["/tmp/clear/c2"].startswith("<persisted-output>Tool result saved to: /tmp/clear/c2")
+    assert backend.order.count("/tmp/clear/c2") == 2 and backend.files["/tmp/clear/c0"].startswith("result 0")
+
+
+def test_replay_without_a_backend_needs_skip_truncation() -> None:
+    with pytest.raises(tc.ConfigError, match="backend must be set"):
+        tc.replay([tc.Message("user", "x")], rd.EinoReductionConfig())

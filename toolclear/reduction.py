@@ -21,7 +21,7 @@ import json
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from ._offload import StorageBackend
 from .errors import ConfigError
@@ -376,15 +376,21 @@ class ClearStep:
     error: str | None = None
 
 
-def _is_flagged(m: Message) -> bool:
+def is_flagged(m: Message) -> bool:
     extra = _raw(m, "extra")
     return isinstance(extra, Mapping) and extra.get(PROCESSED_FLAG) is True
 
 
 def _bounds(messages: Sequence[Message], retention: int) -> tuple[int, int]:
     n = len(messages)
-    start = next((i for i, m in enumerate(messages) if m.role == "assistant" and not _is_flagged(m)), n)
-    r, end = retention, n
+    start = next((i for i, m in enumerate(messages) if m.role == "assistant" and not is_flagged(m)), n)
+    return start, retention_end(messages, retention)
+
+
+def retention_end(messages: Sequence[Message], retention: int) -> int:
+    """The index of the retention-th assistant message with tool calls from the end
+    (reduction.go:1012-1022): it and everything after it stay untouched."""
+    r, end = retention, len(messages)
     while r > 0 and end > 0:
         m = messages[end - 1]
         if m.role == "assistant" and m.tool_calls:
@@ -393,10 +399,22 @@ def _bounds(messages: Sequence[Message], retention: int) -> tuple[int, int]:
                 end -= 1
                 break
         end -= 1
-    return start, end
+    return end
 
 
-def _find_result(messages: Sequence[Message], i: int, call_id: str) -> int | None:
+def owner(messages: Sequence[Message], j: int) -> int:
+    """The assistant message whose call a cleared result answers (the nearest before it)."""
+    a = j - 1
+    while a >= 0 and messages[a].role != "assistant":
+        a -= 1
+    return a
+
+
+def clear_notice(config: EinoReductionConfig, path: str) -> str:
+    return _CLEAR_WITH_FILE[config.language].format(file_path=path, read_tool_name=config.effective_read_tool)
+
+
+def _find_result(messages: Slots | Sequence[Message], i: int, call_id: str) -> int | None:
     n = len(messages[i].tool_calls)
     for j in range(i + 1, min(i + n, len(messages) - 1) + 1):
         m = messages[j]
@@ -415,7 +433,7 @@ def _rebuilt(m: Message, **changes: Any) -> Message:
     return new
 
 
-def _replace_result(m: Message, placeholder: str) -> tuple[Message, str]:
+def replace_result(m: Message, placeholder: str) -> tuple[Message, str]:
     """The result with the placeholder, and what is saved for it (reduction.go:1934-1950)."""
     parts = _parts(m, "user_input_multi_content")
     if parts:
@@ -431,13 +449,27 @@ def _replace_result(m: Message, placeholder: str) -> tuple[Message, str]:
 
 
 def _flagged(m: Message) -> Message:
-    extra = _raw(m, "extra")
-    extra = dict(extra) if isinstance(extra, Mapping) else {}
-    extra[PROCESSED_FLAG] = True
-    return _rebuilt(m, extra=extra)
+    """The message with eino's processed flag in its ``extra`` (other keys kept). Only
+    the source dict changes, so the copy is made directly (a replay flags every round)."""
+    if _raw(m, "extra") is not None and is_flagged(m):
+        return m
+    raw = dict(m._raw) if m._raw is not None else m.to_dict()
+    extra = raw.get("extra")
+    raw["extra"] = {**(extra if isinstance(extra, Mapping) else {}), PROCESSED_FLAG: True}
+    new = m.with_content(m.content)
+    object.__setattr__(new, "_raw", raw)
+    return new
 
 
-def _clear_range(out: list[Message], start: int, end: int, config: EinoReductionConfig, files_on: bool,
+class Slots(Protocol):
+    """A list of messages as ``_clear_range`` reads and writes it."""
+
+    def __getitem__(self, i: int) -> Message: ...
+    def __setitem__(self, i: int, m: Message) -> None: ...
+    def __len__(self) -> int: ...
+
+
+def clear_range(out: Slots, start: int, end: int, config: EinoReductionConfig, files_on: bool,
                  new_id: Callable[[], str], writes: list[tuple[str, str]], changed: list[int],
                  write_now: StorageBackend | None) -> None:
     """Steps 6-7 of the clear phase over ``out[start:end]``, in place (so an error leaves
@@ -457,7 +489,7 @@ def _clear_range(out: list[Message], start: int, end: int, config: EinoReduction
                 placeholder = _CLEAR_WITH_FILE[lang].format(file_path=path, read_tool_name=read_tool)
             else:
                 placeholder = _CLEARED[lang]
-            out[j], content = _replace_result(out[j], placeholder)
+            out[j], content = replace_result(out[j], placeholder)
             changed.append(j)
             if files_on:
                 writes.append((path, content))
@@ -495,7 +527,7 @@ def clear_step(
     writes: list[tuple[str, str]] = []
     changed: list[int] = []
     try:
-        _clear_range(out, start, end, config, files_on, new_id, writes, changed,
+        clear_range(out, start, end, config, files_on, new_id, writes, changed,
                      None if gate else backend)
     except PartError as exc:
         if gate:

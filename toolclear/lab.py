@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 from ._engine import Engine, assemble
 from ._offload import StorageBackend
+from ._reduction_replay import ReductionEngine
 from ._replay import model_calls
 from ._replay import replay as _replay_clear
 from .anthropic_edit import AnthropicClearToolUsesConfig, AnthropicEngine
@@ -24,22 +25,8 @@ from .counters import TokenCounter, get_counter
 from .errors import ConfigError
 from .langchain_edit import LangChainClearToolUsesConfig, LangChainEngine
 from .masking import MaskingEngine, ObservationMaskingConfig
-from .model import Message, MessageStatus
-from .reduction import (
-    EinoReductionConfig,
-    PartError,
-    ToolSchema,
-    clear_notice,
-    clear_range,
-    clear_step,
-    go_path_join,
-    is_flagged,
-    owner,
-    reduction_tokens,
-    replace_result,
-    retention_end,
-    truncate,
-)
+from .model import Message
+from .reduction import EinoReductionConfig, ToolSchema
 from .result import Result, Step
 
 if TYPE_CHECKING:
@@ -67,198 +54,6 @@ def policy_name(config: Any) -> str:
         if isinstance(config, cls):
             return name
     raise ConfigError(f"not a policy config: {type(config).__name__}")
-
-
-class ReductionEngine:
-    """eino's reduction middleware as an agent runs it: each tool result truncated as it
-    arrives, the clear phase before each call, its output the next call's state."""
-
-    def __init__(self, messages: tuple[Message, ...], config: EinoReductionConfig,
-                 backend: StorageBackend | None, tools: Sequence[ToolSchema], has_backend: bool) -> None:
-        self.msgs, self.config, self.backend, self.tools = messages, config, backend, tuple(tools)
-        self.has_backend = has_backend
-        self.state: list[Message] = []
-        self.files: dict[str, str] = {}
-        self.overwritten: list[str] = []
-        self.truncated: set[int] = set()
-        self.cleared: set[int] = set()
-        # eino's default counter is a sum over messages (and tools): kept running, so calls
-        # below the trigger cost nothing
-        self.total: int | None = reduction_tokens((), self.tools) if config.token_counter == "default" else None
-        self._overwritten_set: set[str] = set()
-        self.sp = 0  # eino's start: the first assistant message without the processed flag
-        self.done = 0  # rounds before this index were cleared by an earlier applied call
-        self.log: list[tuple[int, int, str, bool]] = []  # (result, its assistant, file, empty id) as cleared
-        self.log_from = 0  # first log entry at or after the start
-        self.ow = 0  # log entries before this one had their file rewritten already
-        self.empties: list[int] = []  # log positions of results whose call id is empty
-        # (from, up to, changes, writes, changed) of the rounds a failed gate left pending
-        self._pending: tuple[int, int, dict[int, Message], list[tuple[str, str]], list[int]] | None = None
-
-    def _arrive(self, m: Message, i: int) -> Message:
-        if m.role != "tool" or self.config.skip_truncation:
-            return m
-        parts = m._raw.get("user_input_multi_content") if m._raw is not None else None
-        if isinstance(parts, list) and parts:
-            return m  # a multi-part result reaches eino as parts; toolclear keeps it (see README)
-        done = truncate(m.content, m.tool_call_id, m.tool_name, self.config, self.backend,
-                        mode="invokable", has_backend=self.has_backend)
-        if not done.truncated:
-            return m
-        self.files.update(done.files)
-        self.truncated.add(i)
-        return m.with_content(done.result)
-
-    def advance(self, length: int) -> dict[int, Message | None]:
-        delta: dict[int, Message | None] = {}
-        for i in range(len(self.state), length):
-            m = self._arrive(self.msgs[i], i)
-            self.state.append(m)
-            if self.total is not None:
-                self.total += reduction_tokens((m,))
-            if m is not self.msgs[i]:
-                delta[i] = m
-        if self.total is None:
-            return self._step(length, delta)
-        if self.total < self.config.effective_max_tokens_for_clear:
-            return delta  # below the trigger: the clear phase would stop at its first step
-        return self._fast_step(delta)
-
-    def _step(self, length: int, delta: dict[int, Message | None]) -> dict[int, Message | None]:
-        """eino's clear phase as ``clear_step`` runs it (any counter): O(n) per call."""
-        step = clear_step(self.state, self.config, backend=self.backend, has_backend=self.has_backend,
-                          tools=self.tools)
-        if step.error:
-            raise ConfigError(f"eino's reduction stopped at message #{length}: {step.error}")
-        for j in step.changed:
-            delta[j] = step.messages[j]
-            self.cleared.add(j)
-        self.files.update(step.files)
-        for path in step.overwritten:
-            self._overwrote(path)
-        self.state = list(step.messages)
-        return delta
-
-    def _overwrote(self, path: str) -> None:
-        if path not in self._overwritten_set:
-            self._overwritten_set.add(path)
-            self.overwritten.append(path)
-
-    def _fast_step(self, delta: dict[int, Message | None]) -> dict[int, Message | None]:
-        """The same clear phase, done once per message over the run.
-
-        eino restarts at the first unflagged assistant message, which after a plain
-        reply stays put, so each call clears again rounds an earlier call cleared: their
-        content stays the placeholder and their files are rewritten with it (recorded
-        the first time, when the original is lost), and only rounds new since the last
-        applied call need work. Calls with empty ids get a fresh UUID each time, as in
-        eino, so their placeholder (and file) changes at every such call."""
-        cfg, st, log = self.config, self.state, self.log
-        while self.sp < len(st) and not (st[self.sp].role == "assistant" and not is_flagged(st[self.sp])):
-            self.sp += 1
-        start, end = self.sp, retention_end(st, cfg.effective_retention)
-        if start >= end:
-            return delta
-        while self.log_from < len(log) and log[self.log_from][1] < start:
-            self.log_from += 1
-        limit = min(self.done, end)
-        overlay = _Overlay(st)
-        writes: list[tuple[str, str]] = []
-        rewrites: list[str] = []
-        ow = max(self.ow, self.log_from)
-        while ow < len(log) and log[ow][1] < limit:
-            j, _, path, empty = log[ow]
-            ow += 1
-            if self.has_backend and not empty:
-                writes.append((path, replace_result(st[j], st[j].content)[1]))
-                rewrites.append(path)
-        again: list[tuple[int, str]] = []  # (log position, new path) of empty-id results cleared again
-        for k in self.empties:
-            j, a, _, _ = log[k]
-            if start <= a < limit and self.has_backend:
-                path = go_path_join(cfg.effective_root_dir, "clear", _new_uuid())
-                overlay[j], content = replace_result(st[j], clear_notice(cfg, path))
-                writes.append((path, content))
-                again.append((k, path))
-        changed: list[int] = [log[k][0] for k, _ in again]
-        first_new = len(changed)
-        new_writes = len(writes)
-        # the rounds since the last applied call: worked out again only past where the
-        # previous call (whose gate failed) got to, as they have not changed since
-        new_from = max(start, self.done)
-        pend = self._pending
-        if pend is not None and pend[0] == new_from and pend[1] <= end:
-            overlay.changes.update(pend[2])
-            writes += pend[3]
-            changed += pend[4]
-            new_from = pend[1]
-        try:
-            clear_range(overlay, new_from, end, cfg, self.has_backend, _new_uuid, writes, changed, None)
-        except PartError as exc:
-            raise ConfigError(f"eino's reduction stopped at message #{len(st)}: {exc}") from None
-        # a result can be found twice (duplicate ids: the first match wins for both calls)
-        saved = sum(reduction_tokens((st[j],)) - reduction_tokens((overlay[j],)) for j in set(changed))
-        if cfg.clear_at_least_tokens > 0 and saved < cfg.clear_at_least_tokens:
-            # eino's gate: nothing at all changes, no flags, no files
-            mine = {i: m for i, m in overlay.changes.items() if i >= max(start, self.done)}
-            self._pending = (max(start, self.done), end, mine, writes[new_writes:], changed[first_new:])
-            return delta
-        self._pending = None
-        for i, m in overlay.changes.items():
-            st[i] = m
-        for k, path in again:
-            log[k] = (log[k][0], log[k][1], path, True)
-        new_paths = [p for p, _ in writes[new_writes:]]
-        for n, j in enumerate(changed[first_new:]):
-            a = owner(st, j)
-            empty = not next((c.id for c in st[a].tool_calls if c.id == st[j].tool_call_id), "")
-            if empty:
-                self.empties.append(len(log))
-            log.append((j, a, new_paths[n] if self.has_backend else "", empty))
-        for j in changed:
-            delta[j] = st[j]
-            self.cleared.add(j)
-        for path, content in writes:
-            self.files[path] = content
-            if self.backend is not None:
-                self.backend.write(path, content)
-        for path in rewrites:
-            self._overwrote(path)
-        self.ow, self.done = ow, end
-        assert self.total is not None
-        self.total -= saved
-        return delta
-
-    def status(self, index: int, changed: bool) -> MessageStatus:
-        if self.msgs[index].role != "tool":
-            return MessageStatus.KEPT
-        if index in self.cleared and changed:
-            return MessageStatus.CLEARED
-        if index in self.truncated:
-            return MessageStatus.OFFLOADED
-        return MessageStatus.KEPT
-
-
-def _new_uuid() -> str:
-    import uuid
-
-    return str(uuid.uuid4())
-
-
-class _Overlay:
-    """A list of messages with changes kept aside until committed (eino's gate)."""
-
-    def __init__(self, base: list[Message]) -> None:
-        self.base, self.changes = base, {}  # type: ignore[var-annotated]
-
-    def __getitem__(self, i: int) -> Message:
-        return self.changes.get(i, self.base[i])
-
-    def __setitem__(self, i: int, m: Message) -> None:
-        self.changes[i] = m
-
-    def __len__(self) -> int:
-        return len(self.base)
 
 
 def _engine(msgs: tuple[Message, ...], config: Any, counter: TokenCounter, backend: StorageBackend | None,

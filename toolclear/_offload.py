@@ -170,7 +170,17 @@ def storage_name(path: str) -> str:
         folder, rest = parts
     else:
         folder, rest = "offloaded", path
-    return f"{folder}/{_safe_name(rest)}"
+    return f"{folder}/{_rest_name(rest)}"
+
+
+def _rest_name(rest: str) -> str:
+    """One file name for the rest of the path: itself when plain; plain names joined by
+    '+' when it has several (eino's ``clear/<id>``: ``clear+<id>``; '+' is never in a
+    plain name, so this stays one-to-one); else a hash."""
+    segments = rest.split("/")
+    if len(segments) > 1 and all(_safe_name(s) == s for s in segments) and len(rest) <= 128:
+        return "+".join(segments)
+    return _safe_name(rest)
 
 
 class LocalDirBackend:

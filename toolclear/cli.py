@@ -17,14 +17,12 @@ import threading
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, NoReturn
+from typing import IO, Any, NoReturn
 
 from . import __version__
 from ._offload import DEFAULT_OFFLOADING_TOKEN_LIMIT, LocalDirBackend, ToolResultOffloadingConfig
-from ._replay import Replay, replay
 from .clearing import (
     DEFAULT_KEEP_RECENT_TOKENS,
-    DEFAULT_PLACEHOLDER,
     DEFAULT_THRESHOLD,
     ClearToolResultConfig,
     Reduction,
@@ -35,8 +33,11 @@ from .errors import ToolclearError
 from .formats import dump_all, list_formats, load_all
 from .formats._source import read_source
 from .inspector.exports import json_bytes
+from .lab import apply, compare, parse_policy, policy_name, replay
 from .model import Transcript
+from .reduction import EinoReductionConfig
 from .report import display_text, recorded_usage, report_dict, summary_dict, tool_summary
+from .result import Result
 
 __all__ = ["main"]
 
@@ -46,6 +47,27 @@ examples:
   toolclear reduce run.json --threshold 10000 --keep 20000 --exclude read_file --report report.json
   cat run.json | toolclear reduce - --replay --counter cl100k_base > reduced.json
   toolclear reduce big.json --offload-dir offloaded/ --offload-limit 5000 -o reduced.json
+  toolclear reduce run.json --policy anthropic:trigger=50000,keep=5 --replay -o reduced.json
+  toolclear reduce run.json --policy swe-agent:n=3 --replay -o reduced.json
+  toolclear reduce run.json --policy eino-reduction:threshold=100000 --offload-dir saved/ -o reduced.json
+
+policies (--policy NAME[:option=value,...]; lists as a|b):
+  eino            eino's clear-tool-result (default): threshold, keep, placeholder, exclude
+  eino-reduction  eino's reduction middleware: max_tokens_for_clear (threshold), clear_retention_suffix_limit
+                  (keep), clear_at_least_tokens, clear_exclude_tools (exclude), max_length_for_trunc,
+                  skip_truncation, skip_clear, tool_config (JSON), root_dir, read_file_tool_name, language;
+                  saves files under --offload-dir (or set skip_truncation=true)
+  anthropic       clear_tool_uses_20250919: trigger_input_tokens (threshold), trigger_tool_uses,
+                  keep_tool_uses (keep), clear_at_least_input_tokens, exclude_tools, clear_tool_inputs
+  langchain       ClearToolUsesEdit: trigger, clear_at_least, keep, clear_tool_inputs, exclude_tools, placeholder
+  masking         keep_last (keep), placeholder, polling, keep_first, unit (results|messages);
+                  presets: openhands (attention_window), swe-agent (n, polling)
+"""
+_COMPARE_EXAMPLES = """\
+examples:
+  toolclear compare session.jsonl                      # every policy at its defaults, call by call
+  toolclear compare run.json --policy eino:threshold=10000,keep=20000 --policy anthropic:keep=5 \\
+      --policy swe-agent --json
 """
 _INSPECT_EXAMPLES = """\
 examples:
@@ -90,7 +112,7 @@ def _non_negative(text: str) -> int:
 def _parser() -> _Parser:
     parser = _Parser(
         prog="toolclear",
-        description="See and apply eino's clear-tool-result policy on agent transcripts.",
+        description="See and apply context policies (eino's, Anthropic's, LangChain's, observation masking) on agent transcripts.",
         epilog="Run 'toolclear COMMAND --help' for each command's options and examples.",
     )
     parser.add_argument("--version", action="version", version=f"toolclear {__version__}")
@@ -112,11 +134,14 @@ def _parser() -> _Parser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     red.add_argument("-o", "--output", metavar="OUT", help="where to write (default: standard output)")
-    red.add_argument("--threshold", type=_non_negative, default=DEFAULT_THRESHOLD,
-                     help=f"tool-result token threshold, taken literally (default: {DEFAULT_THRESHOLD})")
-    red.add_argument("--keep", type=_non_negative, default=DEFAULT_KEEP_RECENT_TOKENS,
-                     help=f"keep-recent token budget, taken literally (default: {DEFAULT_KEEP_RECENT_TOKENS})")
-    red.add_argument("--placeholder", default=DEFAULT_PLACEHOLDER, help="text a cleared result gets")
+    red.add_argument("--policy", default="eino", metavar="SPEC",
+                     help="the policy and its options, NAME[:option=value,...] (default: eino; see below)")
+    red.add_argument("--threshold", type=_non_negative, default=None,
+                     help=f"the policy's trigger, taken literally (eino: tool-result token threshold, default "
+                     f"{DEFAULT_THRESHOLD})")
+    red.add_argument("--keep", type=_non_negative, default=None,
+                     help=f"what the policy keeps (eino: keep-recent token budget, default {DEFAULT_KEEP_RECENT_TOKENS})")
+    red.add_argument("--placeholder", default=None, help="text a cleared result gets")
     red.add_argument("--exclude", action="append", default=[], metavar="NAME",
                      help="never clear results of this tool (repeatable)")
     red.add_argument("--replay", action="store_true",
@@ -128,6 +153,21 @@ def _parser() -> _Parser:
                      f"(default: {DEFAULT_OFFLOADING_TOKEN_LIMIT})")
     red.add_argument("--read-tool", default="read_file", metavar="NAME",
                      help="tool the offload notice tells the model to use (default: read_file)")
+
+    cmp_ = sub.add_parser(
+        "compare",
+        parents=[common],
+        help="several policies side by side on the same transcript",
+        description="Replay each policy over the run (or apply it once with --single-pass) and print a table: "
+        "peak context, tokens sent over all calls, results changed, prompt-cache breaks. Tokens are counted "
+        "with --counter for every policy. Policies as in 'toolclear reduce --help'.",
+        epilog=_COMPARE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    cmp_.add_argument("--policy", action="append", default=[], metavar="SPEC",
+                      help="a policy to compare (repeatable; default: every policy at its defaults)")
+    cmp_.add_argument("--single-pass", action="store_true", help="apply each policy once to the whole history")
+    cmp_.add_argument("--json", action="store_true", help="print JSON (one object per conversation) instead")
 
     insp = sub.add_parser(
         "inspect",
@@ -309,6 +349,40 @@ def _write_output(path: str | None, data: bytes, stdout: IO[bytes]) -> None:
         raise
 
 
+def _policy_setup(args: argparse.Namespace) -> tuple[Any, ToolResultOffloadingConfig | None, LocalDirBackend | None]:
+    """The policy reduce runs, with its offloading and storage from the options."""
+    config = parse_policy(args.policy, threshold=args.threshold, keep=args.keep, placeholder=args.placeholder,
+                          exclude=tuple(args.exclude) or None,
+                          counter=args.counter if args.policy.split(":")[0].strip().lower() == "eino" else None)
+    get_counter(args.counter)  # fail before any work if it cannot load
+    offloading = backend = None
+    if args.offload_dir:
+        backend = LocalDirBackend(args.offload_dir)
+        if isinstance(config, ClearToolResultConfig):
+            offloading = ToolResultOffloadingConfig(
+                offloading_token_limit=args.offload_limit,
+                read_file_tool_name=args.read_tool,
+                token_counter=args.counter,
+            )
+        elif not isinstance(config, EinoReductionConfig):
+            raise UsageError(f"--offload-dir: the {policy_name(config)} policy saves no files")
+    elif isinstance(config, EinoReductionConfig) and not config.skip_truncation:
+        raise UsageError("eino's reduction saves truncated results: give --offload-dir DIR, or add "
+                         "skip_truncation=true to --policy")
+    return config, offloading, backend
+
+
+def _run_policy(t: Transcript, config: Any, args: argparse.Namespace, offloading: ToolResultOffloadingConfig | None,
+                backend: LocalDirBackend | None) -> Reduction | Result:
+    if isinstance(config, ClearToolResultConfig):
+        if args.replay:
+            return replay(t.messages, config, offloading=offloading, backend=backend)
+        return reduce_by_tokens(t.messages, config, offloading=offloading, backend=backend)
+    if args.replay:
+        return replay(t.messages, config, backend=backend, counter=args.counter)
+    return apply(t.messages, config, backend=backend, counter=args.counter)
+
+
 def _reduce(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
     check_outputs([args.input], [("-o", args.output), ("--report", args.report)])
     if args.report and args.output in (None, "-") and args.report == "-":
@@ -316,35 +390,19 @@ def _reduce(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
     source, label = _read_input(args.input)
     transcripts = load_all(source, args.format, name=label)
     chosen = _select(transcripts, args.conversation)
-    config = ClearToolResultConfig(
-        tool_result_token_threshold=args.threshold,
-        keep_recent_tokens=args.keep,
-        placeholder=args.placeholder,
-        exclude_tools=tuple(args.exclude),
-        token_counter=args.counter,
-    )
-    get_counter(config.token_counter)  # fail before any work if it cannot load
-    offloading = backend = None
-    if args.offload_dir:
-        offloading = ToolResultOffloadingConfig(
-            offloading_token_limit=args.offload_limit,
-            read_file_tool_name=args.read_tool,
-            token_counter=args.counter,
-        )
-        backend = LocalDirBackend(args.offload_dir)
+    config, offloading, backend = _policy_setup(args)
     pairs, reports = [], []
     cleared = failures = offloaded = saved = breaks = 0
     for t in chosen:
-        result: Reduction | Replay
-        if args.replay:
-            result = replay(t.messages, config, offloading=offloading, backend=backend)
-        else:
-            result = reduce_by_tokens(t.messages, config, offloading=offloading, backend=backend)
+        result = _run_policy(t, config, args, offloading, backend)
         pairs.append((t, result.messages))
         cleared += len(result.cleared_indices)
         summary = summary_dict(result)
         saved += summary["tokens_saved"]
         breaks += summary.get("cache_breaks", 0)
+        if isinstance(result, Result):
+            for note in result.notes:
+                print(f"toolclear: note: {terminal_text(note)}", file=stderr)
         if result.offloads:
             failures += sum(1 for r in result.offloads if r is not None and r.error)
             offloaded += sum(1 for r in result.offloads if r is not None and r.offloaded)
@@ -358,7 +416,8 @@ def _reduce(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
     if failures:
         print(f"toolclear: warning: {failures} offload write(s) failed; those results were kept", file=stderr)
     if args.output:
-        parts = [f"{cleared} tool result(s) cleared"]
+        parts = [f"{cleared} message(s) changed" if not isinstance(config, ClearToolResultConfig)
+                 else f"{cleared} tool result(s) cleared"]
         if offloading is not None:
             parts.append(f"{offloaded} offloaded")
         parts.append(f"{_fmt(saved)} tokens fewer in the final history")
@@ -369,6 +428,46 @@ def _reduce(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
             file=stderr,
         )
     return 0
+
+
+def _compare(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
+    source, label = _read_input(args.input)
+    chosen = _select(load_all(source, args.format, name=label), args.conversation)
+    get_counter(args.counter)
+    specs = args.policy or ["eino", "eino-reduction:skip_truncation=true", "anthropic", "langchain", "openhands",
+                            "swe-agent"]
+    configs = [parse_policy(spec) for spec in specs]
+    mode = "single pass" if args.single_pass else "replay"
+    docs, lines = [], []
+    for t in chosen:
+        table = compare(t.messages, configs, mode=mode, counter=args.counter).table
+        if args.json:
+            docs.append({"conversation": t.id, "source": t.source, "mode": mode, "counter": args.counter,
+                         "policies": [dict(zip(table.columns, map(_plain, row))) for row in table.itertuples(
+                             index=False)]})
+            continue
+        lines.append(f"{display_text(t.source or label or '-')} · conversation {display_text(t.id)} · "
+                     f"{len(t.messages):,} messages · {mode} · tokens counted with {args.counter}")
+        head = ("policy", "peak context", "tokens sent", "saved", "saved %", "changed", "cache breaks")
+        rows = [(str(r.policy), _fmt(int(r.peak_context)), _fmt(int(r.tokens_sent)), _fmt(int(r.tokens_saved)),
+                 f"{r.saved_percent:.1f}", _fmt(int(r.results_changed)), _fmt(int(r.cache_breaks)))
+                for r in table.itertuples(index=False)]
+        widths = [max(len(h), *(len(row[k]) for row in rows)) for k, h in enumerate(head)]
+        lines.append("  ".join(h.ljust(w) if k == 0 else h.rjust(w) for k, (h, w) in enumerate(zip(head, widths))))
+        for row in rows:
+            lines.append("  ".join(c.ljust(w) if k == 0 else c.rjust(w) for k, (c, w) in enumerate(zip(row, widths))))
+        lines.append("")
+    if args.json:
+        stdout.write(json_bytes(docs[0] if len(docs) == 1 else docs))
+    else:
+        stdout.write(("\n".join(terminal_text(line) for line in lines)).encode("utf-8", "replace"))
+    return 0
+
+
+def _plain(value: object) -> object:
+    """A pandas/numpy scalar as a plain JSON value."""
+    item = getattr(value, "item", None)
+    return item() if callable(item) else value
 
 
 def _fmt(n: int) -> str:
@@ -501,7 +600,7 @@ def _counters(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> i
     return 0
 
 
-_COMMANDS = {"reduce": _reduce, "inspect": _inspect, "app": _app, "formats": _formats, "counters": _counters}
+_COMMANDS = {"reduce": _reduce, "compare": _compare, "inspect": _inspect, "app": _app, "formats": _formats, "counters": _counters}
 
 
 def main(argv: Sequence[str] | None = None, *, stdout: IO[bytes] | None = None, stderr: IO[str] | None = None) -> int:

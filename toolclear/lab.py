@@ -10,7 +10,7 @@ approximation, eino's reduction counter).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
@@ -32,7 +32,7 @@ from .result import Result, Step
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["POLICIES", "Comparison", "PolicyConfig", "apply", "compare", "policy_name", "replay"]
+__all__ = ["POLICIES", "Comparison", "PolicyConfig", "apply", "compare", "parse_policy", "policy_name", "replay"]
 
 PolicyConfig = Union[
     ClearToolResultConfig, EinoReductionConfig, AnthropicClearToolUsesConfig,
@@ -229,3 +229,109 @@ def compare(
         if seen[lab] > 1:
             labels[k] = f"{lab} ({seen[lab]})"
     return Comparison(tuple(configs), tuple(results), tuple(labels))
+
+
+_ALIASES: dict[str, dict[str, str]] = {
+    "eino": {"threshold": "tool_result_token_threshold", "keep": "keep_recent_tokens", "exclude": "exclude_tools",
+             "counter": "token_counter"},
+    "eino-reduction": {"threshold": "max_tokens_for_clear", "keep": "clear_retention_suffix_limit",
+                       "exclude": "clear_exclude_tools", "at_least": "clear_at_least_tokens"},
+    "anthropic": {"threshold": "trigger_input_tokens", "trigger": "trigger_input_tokens", "keep": "keep_tool_uses",
+                  "exclude": "exclude_tools", "at_least": "clear_at_least_input_tokens"},
+    "langchain": {"threshold": "trigger", "exclude": "exclude_tools", "at_least": "clear_at_least"},
+    "masking": {"keep": "keep_last", "n": "keep_last", "attention_window": "keep_last"},
+}
+"""Short option names each policy takes in a spec, for its own field names."""
+
+_PRESETS: dict[str, Callable[[], ObservationMaskingConfig]] = {
+    "openhands": ObservationMaskingConfig.openhands, "swe-agent": ObservationMaskingConfig.swe_agent}
+
+
+def _split_top(text: str) -> list[str]:
+    """Split on commas outside brackets (a JSON list may hold commas)."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur:
+        parts.append(cur)
+    return parts
+
+
+def _value(field: str, text: str, default: Any) -> Any:
+    import json
+
+    low = text.strip().lower()
+    if text.strip()[:1] in "[{":
+        try:
+            value = json.loads(text)
+        except ValueError:
+            raise ConfigError(f"{field}: {text!r} is not valid JSON") from None
+        return tuple(value) if isinstance(value, list) else value
+    if isinstance(default, bool) or low in ("true", "false"):
+        if low in ("true", "yes", "1", "on"):
+            return True
+        if low in ("false", "no", "0", "off"):
+            return False
+        if isinstance(default, bool) and field != "clear_tool_inputs":
+            raise ConfigError(f"{field}: expected true or false, got {text!r}")
+    if isinstance(default, tuple) or field == "clear_tool_inputs":
+        return tuple(p for p in text.split("|") if p)
+    if low == "none" and (default is None or isinstance(default, int)):
+        return None
+    if isinstance(default, int) or default is None:
+        try:
+            return int(text.replace("_", ""))
+        except ValueError:
+            raise ConfigError(f"{field}: expected a whole number, got {text!r}") from None
+    return text
+
+
+def parse_policy(spec: str, **overrides: Any) -> PolicyConfig:
+    """A policy from a spec such as ``anthropic:trigger=50000,keep=5`` or
+    ``swe-agent:n=3``: the policy's name (``POLICIES``, or the masking presets
+    ``openhands`` and ``swe-agent``), then its fields by their own names (or the short
+    ones ``threshold``, ``keep``, ``exclude``, ``at_least``), lists as ``a|b`` or JSON.
+    ``overrides`` (field=value, already typed) are applied after the spec."""
+    from dataclasses import fields, replace
+
+    name, _, rest = spec.partition(":")
+    name = name.strip().lower()
+    if name in _PRESETS:
+        base: Any = _PRESETS[name]()
+        kind = "masking"
+    elif name in POLICIES:
+        base = POLICIES[name]()
+        kind = name
+    else:
+        raise ConfigError(f"unknown policy {name!r}; expected one of {', '.join([*POLICIES, *_PRESETS])}")
+    known = {f.name: getattr(base, f.name) for f in fields(base) if not f.name.startswith("_")}
+    aliases = _ALIASES.get(kind, {})
+    changes: dict[str, Any] = {}
+    for part in _split_top(rest):
+        if not part.strip():
+            continue
+        key, eq, text = part.partition("=")
+        key = key.strip().replace("-", "_")
+        field = aliases.get(key, key)
+        if not eq or field not in known:
+            raise ConfigError(f"policy {name}: unknown option {key!r}; it takes {', '.join(sorted(known))}"
+                              + (f" (or {', '.join(sorted(aliases))})" if aliases else ""))
+        changes[field] = _value(field, text, known[field])
+    for key, value in overrides.items():
+        if value is None:
+            continue
+        field = aliases.get(key, key)
+        if field in known:
+            changes[field] = value
+    try:
+        return replace(base, **changes)
+    except TypeError as exc:
+        raise ConfigError(f"policy {name}: {exc}") from None

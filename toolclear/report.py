@@ -7,8 +7,8 @@ so every number a user sees is computed once, by the core.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
 from operator import attrgetter
 from typing import Any, cast
 
@@ -16,7 +16,7 @@ from ._offload import ToolResultOffloadingConfig
 from ._replay import Replay
 from .clearing import ClearToolResultConfig, Reduction
 from .model import Message, MessageStatus, Transcript
-from .schema import SCHEMA_VERSION, ReportDict, RowDict, SettingsDict, SummaryDict
+from .schema import SCHEMA_VERSION, Mode, ReportDict, RowDict, SettingsDict, SummaryDict
 
 __all__ = [
     "ROW_FIELDS",
@@ -88,6 +88,8 @@ def _static(m: Message) -> tuple[str, str, str, str]:
 def _reasons(result: Result, start: int | None) -> list[str]:
     """Why each message has its status, in the words of the policy's two decisions:
     whether clearing triggers (the threshold) and where the protected window starts."""
+    if not isinstance(result.config, ClearToolResultConfig):
+        return _policy_reasons(result)
     if isinstance(result, Replay):
         last = result.steps[-1] if result.steps else None
         total = last.total_tool_result_tokens if last is not None else 0
@@ -114,6 +116,29 @@ def _reasons(result: Result, start: int | None) -> list[str]:
             out.append(f"not triggered: {trigger}")
         else:
             out.append("")
+    return out
+
+
+def _policy_reasons(result: Any) -> list[str]:
+    """Why, for the policies other than eino's clear-tool-result."""
+    from .lab import policy_name
+
+    name = policy_name(result.config)
+    words = {
+        MessageStatus.PROTECTED: "among the latest results the policy keeps",
+        MessageStatus.EXCLUDED: "its tool is excluded",
+        MessageStatus.OFFLOADED: "truncated when the tool returned: the full text is saved",
+    }
+    out: list[str] = []
+    for m, s, at in zip(result.messages, result.statuses, result.cleared_at):
+        if s is MessageStatus.CLEARED:
+            out.append(f"{name} cleared it" + (f" at call #{at}" if result.mode == "replay" else ""))
+        elif s in words:
+            out.append(words[s])
+        elif m.role == "tool":
+            out.append("kept: the policy did not reach it")
+        else:
+            out.append("tool-call inputs cleared" if at is not None else "")
     return out
 
 
@@ -155,9 +180,30 @@ def message_rows(result: Result, transcript: Transcript | None = None) -> list[R
     return [cast(RowDict, dict(zip(ROW_FIELDS, values))) for values in zip(*columns)]
 
 
+def policy_options(config: Any) -> dict[str, Any]:
+    """A policy config's fields as JSON values (callables by name)."""
+    out: dict[str, Any] = {}
+    for f in fields(config):
+        if f.name.startswith("_"):
+            continue
+        v = getattr(config, f.name)
+        if callable(v):
+            v = getattr(v, "__name__", "custom")
+        elif isinstance(v, tuple):
+            v = list(v)
+        elif isinstance(v, Mapping):
+            v = {k: dict(x) if isinstance(x, Mapping) else x for k, x in v.items()}
+        out[f.name] = v
+    return out
+
+
 def settings_dict(
-    config: ClearToolResultConfig, offloading: ToolResultOffloadingConfig | None = None
+    config: Any, offloading: ToolResultOffloadingConfig | None = None
 ) -> SettingsDict:
+    if not isinstance(config, ClearToolResultConfig):
+        from .lab import policy_name
+
+        return {"policy": policy_name(config), "options": policy_options(config)}
     out: SettingsDict = {
         "tool_result_token_threshold": config.tool_result_token_threshold,
         "keep_recent_tokens": config.keep_recent_tokens,
@@ -182,12 +228,15 @@ def summary_dict(result: Result) -> SummaryDict:
     tool_results = Counter(map(attrgetter("role"), result.messages))["tool"]  # C-speed on long runs
     if isinstance(result, Replay):
         last = result.steps[-1] if result.steps else None
-        triggered = last.triggered if last is not None else False
+        triggered = any(s.triggered for s in result.steps) if result.mode == "replay" else bool(
+            last and last.triggered)
         total_tool = last.total_tool_result_tokens if last is not None else 0
+        mode: Mode = "replay" if result.mode == "replay" else "single pass"
     else:
         triggered, total_tool = result.triggered, result.total_tool_result_tokens
+        mode = "single pass"
     out: SummaryDict = {
-        "mode": "replay" if isinstance(result, Replay) else "single pass",
+        "mode": mode,
         "messages": len(result.messages),
         "tool_results": tool_results,
         "tokens_before": before,
@@ -201,7 +250,7 @@ def summary_dict(result: Result) -> SummaryDict:
         "total_tool_result_tokens": total_tool,
         "cleared_indices": list(result.cleared_indices),
     }
-    if isinstance(result, Replay):
+    if isinstance(result, Replay) and result.mode == "replay":
         out["model_calls"] = len(result.model_call_steps)
         out["cache_breaks"] = result.cache_breaks
         out["tokens_sent"] = result.tokens_sent

@@ -8,7 +8,7 @@ artifact read by other programs, so its shape is written here as TypedDicts, wit
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 __all__ = [
     "FORMAT_NAMES",
@@ -48,7 +48,13 @@ class OffloadingDict(TypedDict):
     trigger_tokens: int
 
 
-class _SettingsBase(TypedDict):
+class _SettingsBase(TypedDict, total=False):
+    """eino's clear policy's settings; another policy gives ``policy`` and ``options``."""
+
+    policy: str
+    """The policy's short name (see ``toolclear.lab.POLICIES``)."""
+    options: dict[str, Any]
+    """Every field of the policy's config, by its own names."""
     tool_result_token_threshold: int
     keep_recent_tokens: int
     placeholder: str

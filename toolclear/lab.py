@@ -32,7 +32,7 @@ from .result import Result, Step
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["POLICIES", "Comparison", "PolicyConfig", "apply", "compare", "parse_policy", "policy_name", "replay"]
+__all__ = ["POLICIES", "Comparison", "PolicyConfig", "apply", "compare", "parse_policy", "policy_name", "policy_spec", "replay"]
 
 PolicyConfig = Union[
     ClearToolResultConfig, EinoReductionConfig, AnthropicClearToolUsesConfig,
@@ -249,13 +249,19 @@ _PRESETS: dict[str, Callable[[], ObservationMaskingConfig]] = {
 
 def _split_top(text: str) -> list[str]:
     """Split on commas outside brackets (a JSON list may hold commas)."""
-    parts, depth, cur = [], 0, ""
+    parts, depth, cur, quoted, escaped = [], 0, "", False, False
     for ch in text:
-        if ch in "[{":
+        if quoted:
+            escaped = ch == "\\" and not escaped
+            if ch == '"' and not escaped:
+                quoted = False
+        elif ch == '"':
+            quoted = True
+        elif ch in "[{":
             depth += 1
         elif ch in "]}":
             depth -= 1
-        if ch == "," and depth == 0:
+        if ch == "," and depth == 0 and not quoted:
             parts.append(cur)
             cur = ""
         else:
@@ -269,7 +275,7 @@ def _value(field: str, text: str, default: Any) -> Any:
     import json
 
     low = text.strip().lower()
-    if text.strip()[:1] in "[{":
+    if text.strip()[:1] in ('[', '{', '"'):
         try:
             value = json.loads(text)
         except ValueError:
@@ -335,3 +341,40 @@ def parse_policy(spec: str, **overrides: Any) -> PolicyConfig:
         return replace(base, **changes)
     except TypeError as exc:
         raise ConfigError(f"policy {name}: {exc}") from None
+
+
+def policy_spec(config: PolicyConfig) -> str:
+    """The spec ``parse_policy`` reads back to ``config``: the policy's name and the
+    fields that differ from its defaults (the masking presets by their own names)."""
+    import json
+    from dataclasses import fields
+
+    name = policy_name(config)
+    base: Any = POLICIES[name]()
+    if isinstance(config, ObservationMaskingConfig):
+        for preset, make in _PRESETS.items():
+            p = make()
+            if (p.placeholder, p.unit, p.keep_first) == (config.placeholder, config.unit, config.keep_first):
+                name, base = preset, p
+                break
+    parts = []
+    for f in fields(config):
+        if f.name.startswith("_"):
+            continue
+        v, d = getattr(config, f.name), getattr(base, f.name)
+        if v == d or callable(v):
+            continue
+        if isinstance(v, bool):
+            text = "true" if v else "false"
+        elif isinstance(v, tuple):
+            text = json.dumps(list(v)) if any(("," in x or "|" in x or not x) for x in v) else "|".join(v)
+        elif isinstance(v, dict):
+            text = json.dumps(v)
+        elif v is None:
+            text = "none"
+        elif isinstance(v, str) and (not v or v[0] in "[{\"" or "," in v or v != v.strip()):
+            text = json.dumps(v, ensure_ascii=False)
+        else:
+            text = str(v)
+        parts.append(f"{f.name}={text}")
+    return name + (":" + ",".join(parts) if parts else "")

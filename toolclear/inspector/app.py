@@ -12,7 +12,6 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
-import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,8 @@ from toolclear import report, schema
 from toolclear import sweep as sweeps
 from toolclear.formats._source import read_source
 from toolclear.inspector import charts, exports, snippets
+from toolclear.inspector.policy_views import POLICY_CHOICES, render_compare, render_policy
+from toolclear.inspector.widgets import compact, md, plural, safe, short, slider_pair, sync
 
 _HERE = Path(__file__).resolve().parent
 # the bundled samples: inside the installed package, or sample_data/ of a checkout
@@ -47,7 +48,7 @@ CLI_CHOICE = f"{CLI_FILE.name} (given on the command line)" if CLI_FILE is not N
 UPLOAD_LIMIT_MB = 200
 DETAIL_CHARS = 20_000
 MODES = schema.MODES
-VIEWS = ("Token usage", "Replay", "Messages", "Parameter sweep", "Export")
+VIEWS = ("Token usage", "Replay", "Messages", "Parameter sweep", "Compare", "Export")
 DEFAULTS = {
     "threshold_slider": tc.DEFAULT_THRESHOLD,
     "threshold_input": tc.DEFAULT_THRESHOLD,
@@ -61,26 +62,9 @@ DEFAULTS = {
     "counter": "eino",
     "format": "auto",
     "exclude": [],
+    "policy": next(iter(POLICY_CHOICES)),
 }
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&=\"'])")
-
-
-_AUTOLINK = re.compile(r"(?i)(?<=www)(?=\.)|(?<=:)(?=//)|(?=@)")
-_WORD_JOINER = "\u2060"
-
-
-def md(text: object) -> str:
-    """Escape every markdown and HTML character of untrusted text for st.markdown & co.
-
-    Escapes alone do not stop GitHub-flavoured autolinks (they are found in the text
-    after escapes are resolved), so an invisible word joiner goes into every ``www.``,
-    ``://`` and ``@``: a URL or e-mail address in a file name shows as text, not a link."""
-    flat = _AUTOLINK.sub(_WORD_JOINER, " ".join(safe(str(text)).split()))
-    return _MD_SPECIAL.sub(r"\\\1", flat)
-
-
-safe = report.display_text
 
 
 # ---------------------------------------------------------------- cached core calls
@@ -151,18 +135,11 @@ def init_state() -> None:
                                    else next(iter(SAMPLES)))
 
 
-def _sync(src: str, dst: str) -> None:
-    value = st.session_state[src]
-    if dst.endswith("_slider"):  # an exact value past the slider's range puts the thumb at its end
-        value = min(int(value), int(st.session_state.get(f"_{dst.removesuffix('_slider')}_range", value)))
-    st.session_state[dst] = value
-
-
 def _set_eino_defaults() -> None:
     st.session_state["threshold_input"] = tc.DEFAULT_THRESHOLD
     st.session_state["keep_input"] = tc.DEFAULT_KEEP_RECENT_TOKENS
-    _sync("threshold_input", "threshold_slider")
-    _sync("keep_input", "keep_slider")
+    sync("threshold_input", "threshold_slider")
+    sync("keep_input", "keep_slider")
 
 
 def _source_changed() -> None:
@@ -212,50 +189,11 @@ def pick_conversation(transcripts: tuple[tc.Transcript, ...]) -> tc.Transcript:
         st.session_state.conversation = ids[0]
     st.sidebar.selectbox(
         f"Conversation ({len(ids)} in this file)", ids, key="conversation",
-        format_func=lambda i: f"{_short(safe(i), 24)} · {sizes[i][0]:,} msgs",
+        format_func=lambda i: f"{short(safe(i), 24)} · {sizes[i][0]:,} msgs",
     )
     chosen = st.session_state.conversation
     st.sidebar.caption(f"{md(chosen)}: {sizes[chosen][0]:,} messages, ~{sizes[chosen][1]:,} tokens")
     return next(t for t in transcripts if t.id == chosen)
-
-
-def _short(text: str, width: int) -> str:
-    """text cut in the middle to fit a narrow select box (the whole of it is said below)."""
-    if len(text) <= width:
-        return text
-    half = (width - 1) // 2
-    return text[:half] + "…" + text[-(width - 1 - half):]
-
-
-def _compact(n: int) -> str:
-    """n with thousands separators, or in millions/billions past 100 million (sums over
-    every call of a long run reach ten digits, too wide for a metric on a laptop)."""
-    if abs(n) >= 1_000_000_000:
-        return f"{n / 1e9:,.2f} B"
-    if abs(n) >= 100_000_000:
-        return f"{n / 1e6:,.1f} M"
-    return f"{n:,}"
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n:,} {word}" + ("" if n == 1 else "s")
-
-
-def _slider_pair(where: Any, name: str, label: str, top: int, step: int, help: str) -> None:
-    """A slider sized to the transcript and an exact number input, kept in step.
-
-    A slider whose range changes is a new widget to Streamlit, so its value is set again
-    from the number input (the source of truth) whenever the range changes."""
-    slider, exact, marker = f"{name}_slider", f"{name}_input", f"_{name}_range"
-    # the slider spans what this conversation holds, so its useful range is all of it; a
-    # larger exact value (eino's 20,000 on a small run) sits at the slider's end
-    if st.session_state.get(marker) != top:
-        st.session_state[marker] = top
-        st.session_state[slider] = min(int(st.session_state[exact]), top)
-    where.slider(label, 0, top, step=1, key=slider, on_change=_sync, args=(slider, exact), help=help,
-                 format="localized")
-    where.number_input(f"exact {label.lower()}", 0, None, step=step, key=exact, on_change=_sync,
-                       args=(exact, slider), label_visibility="collapsed")
 
 
 def _pick_counter() -> str:
@@ -287,9 +225,9 @@ def _render_numbers(t: tc.Transcript, counter: str) -> None:
         st.session_state["_bounds"] = memo
     bounds = memo[2]
     left, right = st.columns(2)
-    _slider_pair(left, "threshold", "Tool-result token threshold", bounds.threshold_max, bounds.threshold_step,
+    slider_pair(left, "threshold", "Tool-result token threshold", bounds.threshold_max, bounds.threshold_step,
                  "Clear only when the tool results hold more tokens than this (strictly more).")
-    _slider_pair(right, "keep", "Keep-recent token budget", bounds.keep_max, bounds.keep_step,
+    slider_pair(right, "keep", "Keep-recent token budget", bounds.keep_max, bounds.keep_step,
                  "The protected window: messages counted back from the end within this budget.")
     left.button("eino defaults (20,000 / 40,000)", key="defaults", on_click=_set_eino_defaults)
     right.caption(
@@ -303,7 +241,7 @@ def _render_exclusions(t: tc.Transcript) -> None:
     st.session_state.exclude = [n for n in st.session_state.exclude if n in tools]
     st.sidebar.multiselect(
         "Never clear these tools", sorted(tools, key=lambda n: (-tools[n], n)), key="exclude",
-        format_func=lambda n: f"{safe(n) or '(unnamed)'} ({_plural(tools[n], 'result')})",
+        format_func=lambda n: f"{safe(n) or '(unnamed)'} ({plural(tools[n], 'result')})",
     )
 
 
@@ -331,6 +269,15 @@ def _render_offloading(counter: str) -> tc.ToolResultOffloadingConfig | None:
 def render_settings(t: tc.Transcript) -> tuple[tc.ToolResultOffloadingConfig | None, str]:
     """The sidebar's policy controls; returns the offloading settings and the counter."""
     st.sidebar.header("Policy")
+    st.sidebar.selectbox("Policy", list(POLICY_CHOICES), key="policy",
+                         help="The context policy to simulate: each with its own controls, faithful to its "
+                         "reference (see the README).")
+    if POLICY_CHOICES[st.session_state.policy] != "eino":
+        counter = _pick_counter()
+        st.sidebar.radio("Mode", MODES, key="mode", horizontal=True,
+                         help="single pass: the policy once, on the whole history. replay: before every model "
+                         "call, as an agent runs it.")
+        return None, counter
     counter = _pick_counter()
     _render_exclusions(t)
     st.sidebar.text_input("Placeholder", key="placeholder", help="What a cleared tool result holds afterwards.")
@@ -377,7 +324,7 @@ def render_metrics(summary: schema.SummaryDict, mode: schema.Mode) -> None:
                      help="Tokens the policy takes out of the final history (not summed over model calls).")
     if mode == "replay":
         sent, unreduced = summary.get("tokens_sent", 0), summary.get("tokens_sent_unreduced", 0)
-        bottom[3].metric("Saved, all calls", _compact(unreduced - sent),
+        bottom[3].metric("Saved, all calls", compact(unreduced - sent),
                          help=f"{unreduced - sent:,} input tokens saved, summed over the run's {summary.get('model_calls', 0):,} model calls: "
                          f"{unreduced:,} without the policy, {sent:,} with it.")
 
@@ -659,7 +606,8 @@ def _digest(identity: str, data: bytes) -> str:
 def run_app() -> None:
     init_state()
     st.title("toolclear inspector")
-    st.caption("What eino's clear-tool-result policy does to an agent run, and which numbers to pick.")
+    st.caption("What a context policy (eino's, Anthropic's, LangChain's, observation masking) does to an agent run, "
+               "and which numbers to pick.")
     source = render_source()
     if source is None:
         st.info("Upload a transcript in the sidebar, or pick a bundled sample.")
@@ -678,7 +626,17 @@ def run_app() -> None:
         + f" · {len(t.messages):,} messages"
     )
     offloading, counter = render_settings(t)
-    results(t, digest, counter, offloading, len(loaded.transcripts))
+    kind = POLICY_CHOICES[st.session_state.policy]
+    if kind == "eino":
+        results(t, digest, counter, offloading, len(loaded.transcripts))
+    else:
+        policy_results(kind, t, digest, counter)
+
+
+@st.fragment
+def policy_results(kind: str, t: tc.Transcript, digest: str, counter: str) -> None:
+    """A policy other than eino's clear-tool-result: its controls and the same views."""
+    _safely(render_policy, kind, t, digest, counter, render_metrics, render_table, render_transcript_notes, VIEWS)
 
 
 @st.fragment
@@ -714,7 +672,7 @@ def _results(t: tc.Transcript, digest: str, counter: str, offloading: tc.ToolRes
     render_transcript_notes(t)
     views = st.tabs(list(VIEWS), key="view", on_change="rerun")
     # only the open tab runs: the others cost nothing until the user opens them
-    usage, replay_tab, table, sweep_tab, export = views
+    usage, replay_tab, table, sweep_tab, compare_tab, export = views
     if usage.open:
         with usage:
             render_usage(result, t, config, summary["recent_start_index"])
@@ -728,6 +686,9 @@ def _results(t: tc.Transcript, digest: str, counter: str, offloading: tc.ToolRes
     if sweep_tab.open:
         with sweep_tab:
             render_sweep(t, config, mode, (digest, t.id))
+    if compare_tab.open:
+        with compare_tab:
+            render_compare(t, counter, tc.lab.policy_spec(config))
     if export.open:
         with export:
             render_export(t, result, config, offloading, backend, mode, conversations)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._replay import Replay
-from ..clearing import Reduction
+from ..clearing import ClearToolResultConfig, Reduction
 from ..model import Message, MessageStatus
 from ..report import display_text, window_start
 from ..sweep import Sweep
@@ -103,6 +103,51 @@ def _mark_shapes(marks: Sequence[tuple[int, str]], offset: float) -> tuple[list[
     return shapes, notes
 
 
+def _eino_overlay(result: Result, original: Sequence[Message], n: int, per: int, right: float,
+                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], list[int]]:
+    """eino's clear policy's own marks: the running tool-result total against the
+    threshold (right axis) and the protected window."""
+    import numpy as np
+
+    config = result.config
+    x = np.arange(n)
+    traces: list[dict[str, Any]] = []
+    # the running total the trigger looks at: tool results not already cleared, as they arrived
+    counted = np.asarray([m.role == "tool" and m.content != config.placeholder for m in original], dtype=bool)
+    policy_counts = np.asarray(result.token_counts, dtype=np.int64)
+    running = np.cumsum(np.where(counted, policy_counts, 0)) if n else np.zeros(0, dtype=np.int64)
+    ends = x[per - 1 :: per] if per > 1 else x  # the running total at the end of each column
+    if per > 1 and len(ends) and ends[-1] != n - 1:
+        ends = np.append(ends, n - 1)
+    traces.append({
+        "type": "scatter", "x": ends, "y": running[ends], "name": "tool-result tokens so far (right axis)",
+        "yaxis": "y2",
+        "mode": "lines", "line": {"color": "#444", "width": 1.5},
+        "hovertemplate": "#%{x}: %{y:,} tool-result tokens so far<extra></extra>",
+    })
+    traces.append({
+        "type": "scatter", "x": [-0.5, right], "y": [config.tool_result_token_threshold] * 2,
+        "name": f"threshold {config.tool_result_token_threshold:,} (right axis: compared with that total)",
+        "yaxis": "y2", "mode": "lines",
+        "line": {"color": "#d62728", "dash": "dash", "width": 1.5}, "hoverinfo": "skip",
+    })
+    shapes: list[dict[str, Any]] = []
+    annotations: list[dict[str, Any]] = []
+    start = window_start(result)
+    if start is not None and n:
+        shapes = [
+            {"type": "rect", "xref": "x", "yref": "paper", "x0": start - 0.5, "x1": right, "y0": 0, "y1": 1,
+             "fillcolor": "#2ca02c", "opacity": 0.10, "line": {"width": 0}, "layer": "below"},
+            {"type": "line", "xref": "x", "yref": "paper", "x0": start - 0.5, "x1": start - 0.5, "y0": 0, "y1": 1,
+             "line": {"color": "#2ca02c", "width": 2}},
+        ]
+        label = _window_label(result, start)
+        annotations = [{"x": start - 0.5, "y": 1.0, "xref": "x", "yref": "paper", "text": label,
+                        "showarrow": False, "xanchor": "left", "yanchor": "bottom", "font": {"color": "#2ca02c"}}]
+    y2_ticks = _nice_ticks(float(max(running[-1] if n else 0, config.tool_result_token_threshold)))
+    return traces, shapes, annotations, y2_ticks
+
+
 def usage_figure(result: Result, original: Sequence[Message], *, height: int = 430,
                  marks: Sequence[tuple[int, str]] = ()) -> Any:
     """One bar per message (its tokens before the policy), coloured by status; the
@@ -139,43 +184,17 @@ def usage_figure(result: Result, original: Sequence[Message], *, height: int = 4
                 "customdata": after[where], "hovertext": [labels[i] for i in where],
                 "hovertemplate": "#%{x} %{hovertext}<br>tokens %{y:,} → %{customdata:,}<br>" + cat + "<extra></extra>",
             })
-    # the running total the trigger looks at: tool results not already cleared, as they arrived
-    counted = np.asarray([m.role == "tool" and m.content != config.placeholder for m in original], dtype=bool)
-    policy_counts = np.asarray(result.token_counts, dtype=np.int64)
-    running = np.cumsum(np.where(counted, policy_counts, 0)) if n else np.zeros(0, dtype=np.int64)
-    right = max(n - 0.5, 0.5)
-    ends = x[per - 1 :: per] if per > 1 else x  # the running total at the end of each column
-    if per > 1 and len(ends) and ends[-1] != n - 1:
-        ends = np.append(ends, n - 1)
-    traces.append({
-        "type": "scatter", "x": ends, "y": running[ends], "name": "tool-result tokens so far (right axis)",
-        "yaxis": "y2",
-        "mode": "lines", "line": {"color": "#444", "width": 1.5},
-        "hovertemplate": "#%{x}: %{y:,} tool-result tokens so far<extra></extra>",
-    })
-    traces.append({
-        "type": "scatter", "x": [-0.5, right], "y": [config.tool_result_token_threshold] * 2,
-        "name": f"threshold {config.tool_result_token_threshold:,} (right axis: compared with that total)",
-        "yaxis": "y2", "mode": "lines",
-        "line": {"color": "#d62728", "dash": "dash", "width": 1.5}, "hoverinfo": "skip",
-    })
+    eino = isinstance(config, ClearToolResultConfig)
     shapes: list[dict[str, Any]] = []
     annotations: list[dict[str, Any]] = []
-    start = window_start(result)
-    if start is not None and n:
-        shapes = [
-            {"type": "rect", "xref": "x", "yref": "paper", "x0": start - 0.5, "x1": right, "y0": 0, "y1": 1,
-             "fillcolor": "#2ca02c", "opacity": 0.10, "line": {"width": 0}, "layer": "below"},
-            {"type": "line", "xref": "x", "yref": "paper", "x0": start - 0.5, "x1": start - 0.5, "y0": 0, "y1": 1,
-             "line": {"color": "#2ca02c", "width": 2}},
-        ]
-        label = _window_label(result, start)
-        annotations = [{"x": start - 0.5, "y": 1.0, "xref": "x", "yref": "paper", "text": label,
-                        "showarrow": False, "xanchor": "left", "yanchor": "bottom", "font": {"color": "#2ca02c"}}]
+    right = max(n - 0.5, 0.5)
+    y2_ticks: list[int] = [0]
+    if eino:
+        traces_extra, shapes, annotations, y2_ticks = _eino_overlay(result, original, n, per, right)
+        traces += traces_extra
     mark_shapes, mark_notes = _mark_shapes(marks, -0.5)
     shapes += mark_shapes
     annotations += mark_notes
-    y2_ticks = _nice_ticks(float(max(running[-1] if n else 0, config.tool_result_token_threshold)))
     layout = {
         "barmode": "stack" if per > 1 else "overlay",
         "bargap": 0 if n > 200 else 0.15,
@@ -185,10 +204,10 @@ def usage_figure(result: Result, original: Sequence[Message], *, height: int = 4
         "xaxis": {"title": {"text": "message"}, "range": [-0.5, right]},
         "yaxis": {"title": {"text": "tokens per message" if per == 1 else f"tokens per {per} messages"}},
         # round right-axis ticks (2k, 4k ... not 7.5k / 14.9k), in the colour of the line they measure
-        "yaxis2": {"title": {"text": "tool-result tokens so far", "font": {"color": "#444"}}, "overlaying": "y",
+        **({} if not eino else {"yaxis2": {"title": {"text": "tool-result tokens so far", "font": {"color": "#444"}}, "overlaying": "y",
                    "side": "right", "rangemode": "tozero", "showgrid": False, "tickvals": y2_ticks,
                    "ticktext": [_tick_label(v) for v in y2_ticks], "range": [0, y2_ticks[-1] * 1.02],
-                   "tickfont": {"color": "#444"}},
+                   "tickfont": {"color": "#444"}}}),
         "hovermode": "closest",
         "uirevision": "usage",
         "shapes": shapes,
@@ -212,17 +231,21 @@ def replay_figure(rp: Replay, *, height: int = 380, marks: Sequence[tuple[int, s
     tool_total = np.asarray([s.total_tool_result_tokens for s in steps], dtype=np.int64)
     cleared = np.asarray([len(s.cleared_indices) for s in steps], dtype=np.int64)
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=x, y=unreduced, name="sent without clearing", mode="lines",
+    fig.add_trace(go.Scatter(x=x, y=unreduced, name="sent without the policy" if not isinstance(
+                                 rp.config, ClearToolResultConfig) else "sent without clearing", mode="lines",
                              line={"color": "#8c8c8c", "dash": "dot"},
                              hovertemplate="call at #%{x}: %{y:,} tokens without clearing<extra></extra>"))
-    fig.add_trace(go.Scatter(x=x, y=sent, name="sent with clearing", mode="lines",
+    fig.add_trace(go.Scatter(x=x, y=sent, name="sent with the policy" if not isinstance(
+                                 rp.config, ClearToolResultConfig) else "sent with clearing", mode="lines",
                              line={"color": "#1f77b4", "width": 2}, customdata=cleared,
                              hovertemplate="call at #%{x}: %{y:,} tokens sent<br>%{customdata} cleared at this call"
                              "<extra></extra>"))
-    fig.add_trace(go.Scatter(x=x, y=tool_total, name="tool-result tokens (trigger)", mode="lines",
-                             line={"color": "#ff7f0e", "width": 1},
-                             hovertemplate="call at #%{x}: %{y:,} tool-result tokens counted<extra></extra>"))
-    if len(x):
+    eino = isinstance(rp.config, ClearToolResultConfig)
+    if eino:
+        fig.add_trace(go.Scatter(x=x, y=tool_total, name="tool-result tokens (trigger)", mode="lines",
+                                 line={"color": "#ff7f0e", "width": 1},
+                                 hovertemplate="call at #%{x}: %{y:,} tool-result tokens counted<extra></extra>"))
+    if len(x) and eino:
         fig.add_trace(go.Scatter(x=[x[0], x[-1]], y=[rp.config.tool_result_token_threshold] * 2,
                                  name=f"threshold {rp.config.tool_result_token_threshold:,}", mode="lines",
                                  line={"color": "#d62728", "dash": "dash", "width": 1}, hoverinfo="skip"))
@@ -258,7 +281,8 @@ def _clamp(value: int, axis: Sequence[int]) -> tuple[float, bool]:
     return min(max(value, lo), hi), lo <= value <= hi
 
 
-def heatmap_figure(sw: Sweep, values: str, current: tuple[int, int], *, height: int = 360) -> Any:
+def heatmap_figure(sw: Sweep, values: str, current: tuple[int, int], *, height: int = 360,
+                   axes: tuple[str, str] = ("keep-recent tokens", "tool-result threshold")) -> Any:
     """A threshold x keep heatmap of ``values`` ('tokens_saved', 'cleared' or
     'cache_breaks'), on numeric axes so the star sits at the setting itself, not at the
     nearest cell (held to the edge, and said so, when the setting is off the grid)."""
@@ -285,8 +309,8 @@ def heatmap_figure(sw: Sweep, values: str, current: tuple[int, int], *, height: 
                              marker={"symbol": "star", "size": 16, "color": "#ffbf00", "line": {"color": "#333", "width": 1}},
                              name=where, hovertemplate=f"{where}: threshold {t:,}, keep {k:,}<extra></extra>"))
     fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 30, "b": 10},
-                      xaxis={"title": "keep-recent tokens", "tickvals": list(sw.keeps), "tickformat": ","},
-                      yaxis={"title": "tool-result threshold", "tickvals": list(sw.thresholds), "tickformat": ","},
+                      xaxis={"title": axes[0], "tickvals": list(sw.keeps), "tickformat": ","},
+                      yaxis={"title": axes[1], "tickvals": list(sw.thresholds), "tickformat": ","},
                       title={"text": titles[values], "x": 0.01}, showlegend=False)
     return fig
 
@@ -435,3 +459,53 @@ def usage_svg(result: Result, original: Sequence[Message], *, width: int = 1000,
                    f'<title>#{first}–#{last}: {what}; tokens {int(totals[b]):,} → {int(after_sums[b]):,}</title></rect>')
     out.append("</svg>")
     return "".join(out)
+
+
+def compare_figure(comparison: Any, *, height: int = 380) -> Any:
+    """Context sent at each model call, one line per policy, and the run without any."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    first = comparison.results[0] if comparison.results else None
+    if first is not None:
+        steps = first.model_call_steps
+        fig.add_trace(go.Scatter(x=[s.call_index for s in steps], y=[s.context_tokens_unreduced for s in steps],
+                                 name="no policy", mode="lines", line={"color": "#8c8c8c", "dash": "dot"},
+                                 hovertemplate="call at #%{x}: %{y:,} tokens without a policy<extra></extra>"))
+    for label, r in zip(comparison.labels, comparison.results):
+        steps = r.model_call_steps
+        fig.add_trace(go.Scatter(
+            x=[s.call_index for s in steps], y=[s.context_tokens for s in steps], name=display_text(label),
+            mode="lines", customdata=[["yes" if s.cache_break else "no"] for s in steps],
+            hovertemplate="call at #%{x}: %{y:,} tokens<br>cache break: %{customdata[0]}<extra>"
+            + html.escape(display_text(label)) + "</extra>"))
+    fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 20, "b": 10},
+                      legend={"orientation": "h", "y": -0.25, "yanchor": "top", "x": 0},
+                      xaxis={"title": "model call (index of the assistant message it produced)"},
+                      yaxis={"title": "tokens sent", "rangemode": "tozero"}, hovermode="x unified")
+    return fig
+
+
+def strip_figure(comparison: Any, original: Sequence[Message], *, height: int | None = None) -> Any:
+    """Per tool result (columns) and policy (rows): from which call on the policy clears it."""
+    import plotly.graph_objects as go
+
+    tools = [i for i, m in enumerate(original) if m.role == "tool"]
+    z, text = [], []
+    for r in comparison.results:
+        row, tips = [], []
+        for i in tools:
+            at = r.cleared_at[i] if i < len(r.cleared_at) else None
+            row.append(at)
+            tips.append(f"result #{i}: " + (f"cleared from call #{at}" if at is not None else "kept"))
+        z.append(row)
+        text.append(tips)
+    fig = go.Figure(go.Heatmap(
+        z=z, x=[str(i) for i in tools], y=[display_text(label) for label in comparison.labels], text=text,
+        hovertemplate="%{y}<br>%{text}<extra></extra>", colorscale="Viridis", reversescale=True,
+        colorbar={"title": "from call", "thickness": 12}, xgap=1, ygap=2))
+    fig.update_layout(height=height or 90 + 40 * len(comparison.results),
+                      margin={"l": 10, "r": 10, "t": 10, "b": 10},
+                      xaxis={"title": "tool result (message index)", "type": "category", "showticklabels": len(tools) <= 60},
+                      yaxis={"autorange": "reversed"})
+    return fig

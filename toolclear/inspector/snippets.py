@@ -6,18 +6,26 @@ the Go snippet then says so instead of silently meaning something else.
 
 from __future__ import annotations
 
+import json
 import shlex
+from collections.abc import Sequence
+from typing import Any
 
 from .._offload import ToolResultOffloadingConfig
+from ..anthropic_edit import AnthropicClearToolUsesConfig
 from ..clearing import (
     DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_PLACEHOLDER,
     DEFAULT_THRESHOLD,
     ClearToolResultConfig,
 )
+from ..langchain_edit import LangChainClearToolUsesConfig
+from ..masking import ObservationMaskingConfig
+from ..reduction import EinoReductionConfig
 from ..schema import Mode
 
-__all__ = ["cli_command", "go_snippet", "python_snippet"]
+__all__ = ["anthropic_json", "cli_command", "eino_reduction_go", "go_snippet", "langchain_python", "openhands_toml",
+           "policy_snippets", "python_snippet", "swe_agent_yaml"]
 
 
 _GO_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
@@ -169,3 +177,111 @@ def cli_command(
             parts += [f"--read-tool={offloading.read_file_tool_name}"]
     parts += [f"--output={output or 'reduced-' + path.rsplit('/', 1)[-1]}"]
     return shlex.join(parts)
+
+
+def _go_list(names: Sequence[str]) -> str:
+    return "[]string{" + ", ".join(_go_str(n) for n in names) + "}" if names else "nil"
+
+
+def eino_reduction_go(config: EinoReductionConfig) -> str:
+    """eino Go for the reduction middleware (``adk/middlewares/reduction``)."""
+    lines = [
+        'import "github.com/cloudwego/eino/adk/middlewares/reduction"',
+        "",
+        "// backend: where truncated and cleared results are saved (required unless SkipTruncation)",
+        "mw, err := reduction.New(ctx, &reduction.Config{",
+        "\tBackend:                   backend,",
+        f"\tSkipTruncation:            {str(config.skip_truncation).lower()},",
+        f"\tSkipClear:                 {str(config.skip_clear).lower()},",
+        f"\tMaxLengthForTrunc:         {config.max_length_for_trunc},",
+        f"\tTruncExcludeTools:         {_go_list(config.trunc_exclude_tools)},",
+        f"\tMaxTokensForClear:         {config.max_tokens_for_clear},",
+        f"\tClearRetentionSuffixLimit: {config.clear_retention_suffix_limit},",
+        f"\tClearAtLeastTokens:        {config.clear_at_least_tokens},",
+        f"\tClearExcludeTools:         {_go_list(config.clear_exclude_tools)},",
+        f"\tReadFileToolName:          {_go_str(config.read_file_tool_name)},",
+        f"\tRootDir:                   {_go_str(config.root_dir)},",
+        "})",
+    ]
+    if config.language != "en":
+        lines.insert(2, f'adk.SetLanguage({_go_str(config.language)}) // notices in {config.language}')
+    return "\n".join(lines) + "\n"
+
+
+def anthropic_json(config: AnthropicClearToolUsesConfig) -> str:
+    """The Messages API request's ``context_management`` (beta header
+    ``anthropic-beta: context-management-2025-06-27``)."""
+    return json.dumps({"context_management": {"edits": [config.request_json()]}}, indent=2) + "\n"
+
+
+def langchain_python(config: LangChainClearToolUsesConfig) -> str:
+    return (
+        "from langchain.agents import create_agent\n"
+        "from langchain.agents.middleware import ClearToolUsesEdit, ContextEditingMiddleware\n"
+        "\n"
+        "context_editing = ContextEditingMiddleware(edits=[ClearToolUsesEdit(\n"
+        f"    trigger={config.trigger},\n"
+        f"    clear_at_least={config.clear_at_least},\n"
+        f"    keep={config.keep},\n"
+        f"    clear_tool_inputs={config.clear_tool_inputs},\n"
+        f"    exclude_tools={tuple(config.exclude_tools)!r},\n"
+        f"    placeholder={config.placeholder!r},\n"
+        ")])\n"
+        "agent = create_agent(model, tools, middleware=[context_editing])\n"
+    )
+
+
+def openhands_toml(config: ObservationMaskingConfig) -> str:
+    return ("# config.toml of OpenHands\n[condenser]\ntype = \"observation_masking\"\n"
+            f"attention_window = {config.keep_last}\n")
+
+
+def swe_agent_yaml(config: ObservationMaskingConfig) -> str:
+    return ("# SWE-agent config\nagent:\n  history_processors:\n    - type: last_n_observations\n"
+            f"      n: {config.keep_last}\n      polling: {config.polling}\n")
+
+
+def policy_snippets(config: Any, *, path: str = "transcript.json", mode: Mode = "single pass",
+                    conversation: str | None = None) -> list[tuple[str, str, str]]:
+    """(title, language, code) for a policy: in its own framework's form, then toolclear's
+    Python and CLI that reproduce what the app shows."""
+    from toolclear.lab import policy_spec
+
+    out: list[tuple[str, str, str]] = []
+    if isinstance(config, EinoReductionConfig):
+        out.append(("eino Go: the reduction middleware", "go", eino_reduction_go(config)))
+    elif isinstance(config, AnthropicClearToolUsesConfig):
+        out.append(("Anthropic Messages API: the request's context_management", "json", anthropic_json(config)))
+    elif isinstance(config, LangChainClearToolUsesConfig):
+        out.append(("LangChain v1: ContextEditingMiddleware", "python", langchain_python(config)))
+    elif isinstance(config, ObservationMaskingConfig):
+        if config.unit == "messages":
+            out.append(("OpenHands: the observation-masking condenser", "toml", openhands_toml(config)))
+        else:
+            out.append(("SWE-agent: the LastNObservations history processor", "yaml", swe_agent_yaml(config)))
+    fn = "replay" if mode == "replay" else "apply"
+    backend = (", backend=toolclear.LocalDirBackend('saved')"
+               if isinstance(config, EinoReductionConfig) and not config.skip_truncation else "")
+    load = (f"transcript = toolclear.load({path!r})" if conversation is None else
+            f"transcript = next(t for t in toolclear.load_all({path!r}) if t.id == {conversation!r})")
+    py = "\n".join([
+        "import toolclear",
+        "",
+        f"config = toolclear.{config!r}",
+        load,
+        f"result = toolclear.{fn}(transcript.messages, config{backend})",
+        "print(len(result.cleared_indices), 'messages changed;', result.cache_breaks, 'cache breaks')",
+        "open('reduced-{}', 'wb').write(toolclear.dump(transcript, result.messages))".format(path.rsplit("/", 1)[-1]),
+    ]) + "\n"
+    out.append(("toolclear Python (reproduces what the app shows)", "python", py))
+    parts = ["toolclear", "reduce", path if not path.startswith("-") else "./" + path]
+    if conversation is not None:
+        parts.append(f"--conversation={conversation}")
+    parts.append(f"--policy={policy_spec(config)}")
+    if mode == "replay":
+        parts.append("--replay")
+    if backend:
+        parts += ["--offload-dir", "saved"]
+    parts.append(f"--output=reduced-{path.rsplit('/', 1)[-1]}")
+    out.append(("toolclear CLI", "bash", shlex.join(parts)))
+    return out

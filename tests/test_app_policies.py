@@ -1,0 +1,115 @@
+"""AppTest: the policy picker, each policy's controls and views, and the Compare view."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import toolclear as tc
+from toolclear import lab, report
+
+from .conftest import CORPUS
+from .test_app import FIRST_SAMPLE, metrics, show, start
+
+KINDS = {
+    "eino reduction middleware": "eino-reduction",
+    "Anthropic context editing": "anthropic",
+    "LangChain ClearToolUsesEdit": "langchain",
+    "Observation masking (OpenHands)": "openhands",
+    "Observation masking (SWE-agent)": "swe-agent",
+}
+KNOBS = {"eino-reduction": ("max_tokens_for_clear", 20_000), "anthropic": ("trigger_input_tokens", 20_000),
+         "langchain": ("trigger", 20_000), "openhands": ("keep_last", 6), "swe-agent": ("keep_last", 3)}
+
+
+def pick(at, label: str):
+    at.selectbox(key="policy").set_value(label).run()
+    assert not at.exception, at.exception
+    return at
+
+
+@pytest.mark.parametrize("label", list(KINDS))
+@pytest.mark.parametrize("mode", ["single pass", "replay"])
+def test_each_policy_shows_the_librarys_numbers(label: str, mode: str) -> None:
+    at = pick(start(), label)
+    kind = KINDS[label]
+    field, value = KNOBS[kind]
+    key = f"p_{kind.replace('-', '_')}_{field}_input"
+    at.number_input(key=key).set_value(value).run()
+    at.radio(key="mode").set_value(mode).run()
+    assert not at.exception, at.exception
+    t = tc.load(FIRST_SAMPLE)
+    config = lab.parse_policy(f"{kind}:{field}={value}")
+    if kind == "eino-reduction":
+        backend = tc.MemoryBackend()
+    else:
+        backend = None
+    result = (tc.replay if mode == "replay" else tc.apply)(t.messages, config, backend=backend)
+    s = report.summary_dict(result)
+    m = metrics(at)
+    assert m["Results cleared"] == f"{s['cleared']:,}"
+    assert m["History after"] == f"{s['tokens_after']:,}"
+    if mode == "replay":
+        assert m["Cache breaks"] == f"{s['cache_breaks']:,}"
+    assert s["cleared"] > 0  # the settings above do something on the sample
+
+
+@pytest.mark.parametrize("label", list(KINDS))
+def test_every_view_opens_for_every_policy(label: str) -> None:
+    at = pick(start(), label)
+    for view in ("Replay", "Messages", "Parameter sweep", "Compare", "Export", "Token usage"):
+        show(at, view)
+        assert not at.error, [e.value for e in at.error]
+
+
+def test_defaults_button_restores_the_references_numbers() -> None:
+    at = pick(start(), "Anthropic context editing")
+    at.number_input(key="p_anthropic_keep_tool_uses_input").set_value(9).run()
+    at.button(key="p_anthropic_defaults").click().run()
+    assert at.number_input(key="p_anthropic_keep_tool_uses_input").value == 3
+    assert at.number_input(key="p_anthropic_trigger_input_tokens_input").value == 100_000
+
+
+def test_compare_view_tabulates_the_policies_it_is_given() -> None:
+    at = show(start(), "Compare")
+    specs = ["eino:threshold=10000,keep=20000", "anthropic:trigger=20000", "swe-agent:n=3"]
+    at.text_area(key="compare_specs").set_value("\n".join(specs)).run()
+    assert not at.exception and not at.error
+    table = next(df.value for df in at.dataframe if "policy" in df.value.columns)
+    t = tc.load(FIRST_SAMPLE)
+    want = tc.compare(t.messages, [lab.parse_policy(s) for s in specs]).table
+    assert list(table["policy"]) == list(want["policy"])
+    assert list(table["tokens_sent"]) == list(want["tokens_sent"])
+    assert list(table["cache_breaks"]) == list(want["cache_breaks"])
+
+
+@pytest.mark.parametrize("text,message", [
+    ("eino\nbogus:x=1", "line 2: unknown policy 'bogus'"),
+    ("anthropic:keep=lots", "line 1: keep_tool_uses: expected a whole number"),
+    ("\n".join(["eino"] * 6), "at most five"),
+])
+def test_compare_view_bad_specs_are_one_line_errors(text: str, message: str) -> None:
+    at = show(start(), "Compare")
+    at.text_area(key="compare_specs").set_value(text).run()
+    assert not at.exception
+    assert len(at.error) == 1 and message in at.error[0].value.replace("\\", "")
+
+
+def test_eino_reduction_overwrite_is_said_in_the_app() -> None:
+    path = CORPUS / "claude_code" / "entire-cli_cc-2.1.7_webfetch-websearch_86-4e0c91f5c0.jsonl"
+    at = start()
+    at.file_uploader(key="upload").set_value((path.name, path.read_bytes(), "application/jsonl")).run()
+    pick(at, "eino reduction middleware")
+    at.number_input(key="p_eino_reduction_max_tokens_for_clear_input").set_value(10_000).run()
+    at.radio(key="mode").set_value("replay").run()
+    assert any("overwrote" in w.value for w in at.warning)
+
+
+def test_policy_export_gives_the_frameworks_own_settings() -> None:
+    at = pick(start(), "Anthropic context editing")
+    at.number_input(key="p_anthropic_trigger_input_tokens_input").set_value(30_000).run()
+    show(at, "Export")
+    code = next(c.value for c in at.code if "context_management" in c.value)
+    edit = json.loads(code)["context_management"]["edits"][0]
+    assert edit["trigger"] == {"type": "input_tokens", "value": 30_000} and edit["keep"]["value"] == 3

@@ -1,0 +1,419 @@
+"""The inspector's views for the policies beyond eino's clear-tool-result, and the
+Compare view every policy shares.
+
+Each policy gets its own controls (its two main numbers as slider pairs sized to the
+transcript, its other options in an expander, its defaults one click away); the
+numbers, charts and tables come from ``toolclear.apply`` / ``toolclear.replay``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+import toolclear as tc
+from toolclear import lab, report, schema
+from toolclear.inspector import charts, exports, snippets
+from toolclear.inspector.widgets import md, slider_pair, sync
+from toolclear.langchain_edit import langchain_tokens
+from toolclear.reduction import reduction_tokens
+from toolclear.sweep import grid_values, nice_ceil
+
+__all__ = ["POLICY_CHOICES", "render_compare", "render_policy"]
+
+POLICY_CHOICES = {
+    "eino clear-tool-result": "eino",
+    "eino reduction middleware": "eino-reduction",
+    "Anthropic context editing": "anthropic",
+    "LangChain ClearToolUsesEdit": "langchain",
+    "Observation masking (OpenHands)": "openhands",
+    "Observation masking (SWE-agent)": "swe-agent",
+}
+"""The sidebar's policy picker: label -> the spec name ``lab.parse_policy`` takes."""
+
+POLICY_HELP = {
+    "eino-reduction": "eino's current middleware: truncates a large result as the tool returns (head and tail kept, "
+                      "the whole saved), and clears older rounds once the whole context reaches a limit; what it "
+                      "clears stays cleared.",
+    "anthropic": "The Messages API's server-side clear_tool_uses_20250919: recomputed at every request on the full "
+                 "history, so nothing stays cleared between calls.",
+    "langchain": "LangChain v1's ContextEditingMiddleware: edits a copy of each request; counts with LangChain's "
+                 "approximation.",
+    "openhands": "OpenHands' observation-masking condenser: observations older than the attention window (in "
+                 "events) become <MASKED>.",
+    "swe-agent": "SWE-agent's LastNObservations: all but the last n observations become 'Old environment output', "
+                 "updated every `polling` steps; the first is kept.",
+}
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One of a policy's main numbers."""
+
+    field: str
+    label: str
+    unit: str  # what the slider's range is sized to: tokens, lc_tokens, rd_tokens, rounds, uses, messages, steps
+    help: str
+
+
+KNOBS: dict[str, tuple[Knob, ...]] = {
+    "eino-reduction": (
+        Knob("max_tokens_for_clear", "Clear once the context reaches (tokens)", "rd_tokens",
+             "max_tokens_for_clear: the whole conversation plus tool schemas, by eino's reduction counter; "
+             "equality triggers."),
+        Knob("clear_retention_suffix_limit", "Rounds kept (retention)", "rounds",
+             "clear_retention_suffix_limit: the latest rounds (assistant messages with tool calls) left alone."),
+    ),
+    "anthropic": (
+        Knob("trigger_input_tokens", "Trigger: input tokens over", "tokens",
+             "trigger: clearing starts once the prompt holds more input tokens than this."),
+        Knob("keep_tool_uses", "Tool uses kept", "uses", "keep: the most recent tool uses whose results stay."),
+    ),
+    "langchain": (
+        Knob("trigger", "Trigger: LangChain's count over", "lc_tokens",
+             "trigger: by count_tokens_approximately (characters / 4 + 3 per message)."),
+        Knob("keep", "Tool results kept", "uses", "keep: the most recent tool messages left alone."),
+    ),
+    "openhands": (
+        Knob("keep_last", "Attention window (messages)", "messages",
+             "attention_window: observations among the last this many events stay whole."),
+    ),
+    "swe-agent": (
+        Knob("keep_last", "Observations kept (n)", "uses", "n: the most recent observations left whole."),
+        Knob("polling", "Polling (steps between updates)", "steps",
+             "polling: the mask moves only every this many observations, so the prompt cache lasts between."),
+    ),
+}
+
+
+def _key(kind: str, field: str) -> str:
+    return f"p_{kind.replace('-', '_')}_{field}"
+
+
+def _defaults(kind: str) -> Any:
+    return lab.parse_policy(kind)
+
+
+def _sizes(t: tc.Transcript, counter: str) -> dict[str, int]:
+    """What each kind of knob can range over on this conversation."""
+    msgs = t.messages
+    return {
+        "tokens": sum(tc.count_tokens(msgs, counter)),
+        "lc_tokens": sum(langchain_tokens(m) for m in msgs),
+        "rd_tokens": reduction_tokens(msgs),
+        "rounds": sum(1 for m in msgs if m.role == "assistant" and m.tool_calls),
+        "uses": sum(1 for m in msgs if m.role == "tool"),
+        "messages": len(msgs),
+        "steps": 20,
+    }
+
+
+def _top(unit: str, size: int) -> tuple[int, int]:
+    if unit.endswith("tokens"):
+        top = nice_ceil(max(1000, size * 1.1))
+        return top, max(1, nice_ceil(top / 200))
+    return max(5, size + 1), 1
+
+
+def _set_defaults(kind: str) -> None:
+    base = _defaults(kind)
+    for knob in KNOBS[kind]:
+        st.session_state[_key(kind, knob.field) + "_input"] = int(getattr(base, knob.field))
+        sync(_key(kind, knob.field) + "_input", _key(kind, knob.field) + "_slider")
+    for name in list(st.session_state):
+        if str(name).startswith(_key(kind, "opt_")):
+            del st.session_state[name]
+
+
+def _knobs(kind: str, t: tc.Transcript, counter: str) -> dict[str, int]:
+    sizes = _sizes(t, counter)
+    base = _defaults(kind)
+    cols = st.columns(2)
+    values = {}
+    for col, knob in zip(cols, KNOBS[kind]):
+        key = _key(kind, knob.field)
+        if key + "_input" not in st.session_state:
+            st.session_state[key + "_input"] = int(getattr(base, knob.field))
+        top, step = _top(knob.unit, sizes[knob.unit])
+        slider_pair(col, key, knob.label, top, step, knob.help)
+        values[knob.field] = int(st.session_state[key + "_input"])
+    cols[0].button("Defaults of the reference", key=_key(kind, "defaults"), on_click=_set_defaults, args=(kind,),
+                   help="Back to the numbers the reference itself uses.")
+    counts = ", ".join(f"{sizes[k.unit]:,} {k.unit.replace('rd_', '').replace('lc_', 'LangChain ')}"
+                       for k in KNOBS[kind] if k.unit != "steps")
+    cols[-1].caption(f"This conversation: {counts}. {POLICY_HELP[kind]}")
+    return values
+
+
+def _tools(t: tc.Transcript) -> list[str]:
+    return sorted({m.tool_name for m in t.messages if m.role == "tool" and m.tool_name})
+
+
+def _options(kind: str, t: tc.Transcript) -> tuple[dict[str, Any], bool]:
+    """The policy's other options; returns them and whether a backend saves files."""
+    out: dict[str, Any] = {}
+    files = False
+    base = _defaults(kind)
+    with st.expander("More options"):
+        if kind == "eino-reduction":
+            files = st.toggle("Save files (a backend)", value=True, key=_key(kind, "opt_backend"),
+                              help="With a backend eino truncates large results and clears with a notice naming "
+                              "the saved file; without one it must skip truncation and clears with a placeholder.")
+            out["skip_truncation"] = not files
+            out["max_length_for_trunc"] = int(st.number_input(
+                "Truncate results longer than (bytes)", 0, None, base.max_length_for_trunc, 1000,
+                key=_key(kind, "opt_trunc"), disabled=not files))
+            out["clear_at_least_tokens"] = int(st.number_input(
+                "Clear only if it saves at least (tokens; 0: always)", 0, None, 0, 1000, key=_key(kind, "opt_least")))
+            out["clear_exclude_tools"] = tuple(st.multiselect("Never clear these tools", _tools(t),
+                                                              key=_key(kind, "opt_exclude")))
+        elif kind in ("anthropic", "langchain"):
+            least = int(st.number_input(
+                "Clear at least (tokens; 0: no minimum)", 0, None, 0, 1000, key=_key(kind, "opt_least"),
+                help="Anthropic: clearing is not applied at all unless it frees this much. LangChain: clearing "
+                     "stops once this much is freed."))
+            out["clear_at_least_input_tokens" if kind == "anthropic" else "clear_at_least"] = (
+                (least or None) if kind == "anthropic" else least)
+            out["exclude_tools"] = tuple(st.multiselect("Never clear these tools", _tools(t),
+                                                        key=_key(kind, "opt_exclude")))
+            out["clear_tool_inputs"] = st.toggle("Clear tool inputs too", key=_key(kind, "opt_inputs"))
+            if kind == "langchain":
+                out["placeholder"] = st.text_input("Placeholder", base.placeholder, key=_key(kind, "opt_ph"))
+        else:
+            out["placeholder"] = st.text_input("Placeholder ({lines}: the result's line count)", base.placeholder,
+                                               key=_key(kind, "opt_ph"))
+    return out, files
+
+
+def current_policy(kind: str, t: tc.Transcript, counter: str) -> tuple[Any, bool]:
+    values = _knobs(kind, t, counter)
+    options, files = _options(kind, t)
+    config = replace(_defaults(kind), **values, **options)
+    return config, files
+
+
+def render_policy(kind: str, t: tc.Transcript, digest: str, counter: str, render_metrics: Callable[..., None],
+                  render_table: Callable[..., None], render_notes: Callable[..., None], views: tuple[str, ...]) -> None:
+    """Everything below the sidebar for a policy other than eino's clear-tool-result."""
+    config, files = current_policy(kind, t, counter)
+    mode: schema.Mode = st.session_state.mode
+    backend = tc.MemoryBackend() if files else None
+    run = tc.replay if mode == "replay" else tc.apply
+    result = run(t.messages, config, backend=backend, counter=counter)
+    summary = report.summary_dict(result)
+    render_metrics(summary, mode)
+    truncated = summary["status_counts"].get("offloaded", 0)
+    if truncated:
+        st.caption(f"{truncated:,} result(s) truncated as the tool returned: the model sees the head and tail, the "
+                   "full text is saved (eino's truncation).")
+    for note in result.notes:
+        st.warning(md(note))
+    if not result.cleared_indices:
+        st.info("Nothing is changed at these settings: " + _why_nothing(kind, config, t, counter))
+    render_notes(t)
+    tabs = st.tabs(list(views), key="view", on_change="rerun")
+    for name, tab in zip(views, tabs):
+        if not tab.open:
+            continue
+        with tab:
+            if name == "Token usage":
+                st.plotly_chart(charts.usage_figure(result, t.messages, marks=t.marks), key="p_usage_chart",
+                                config={"displaylogo": False})
+                st.caption("One bar per message (its tokens before the policy), coloured by what the policy did.")
+            elif name == "Replay":
+                rp = result if mode == "replay" else tc.replay(t.messages, config, backend=tc.MemoryBackend()
+                                                               if files else None, counter=counter)
+                st.plotly_chart(charts.replay_figure(rp, marks=t.marks), key="p_replay_chart",
+                                config={"displaylogo": False})
+                c = st.columns(3)
+                c[0].metric("Model calls", f"{len(rp.model_call_steps):,}")
+                c[1].metric("Input tokens over all calls", f"{rp.tokens_sent:,}",
+                            f"-{rp.tokens_sent_unreduced - rp.tokens_sent:,} vs. no policy", delta_color="off")
+                c[2].metric("Prompt-cache breaks", f"{rp.cache_breaks:,}")
+            elif name == "Messages":
+                render_table(t, result)
+            elif name == "Parameter sweep":
+                render_policy_sweep(kind, t, config, mode, counter, files, digest)
+            elif name == "Compare":
+                render_compare(t, counter, lab.policy_spec(config))
+            elif name == "Export":
+                render_policy_export(t, result, config, mode)
+
+
+def _why_nothing(kind: str, config: Any, t: tc.Transcript, counter: str) -> str:
+    sizes = _sizes(t, counter)
+    if kind == "eino-reduction":
+        return (f"the conversation counts {sizes['rd_tokens']:,} tokens by eino's reduction counter, under "
+                f"{config.effective_max_tokens_for_clear:,}." if sizes["rd_tokens"] < config.effective_max_tokens_for_clear
+                else "the rounds it would clear are inside the retained suffix.")
+    if kind == "anthropic":
+        return (f"the run holds {sizes['tokens']:,} input tokens, not over the trigger {config.trigger_input_tokens:,}."
+                if sizes["tokens"] <= config.trigger_input_tokens else
+                f"only {sizes['uses']} tool use(s), {config.keep_tool_uses} kept, or the clear_at_least gate failed.")
+    if kind == "langchain":
+        return (f"LangChain counts {sizes['lc_tokens']:,} tokens, not over the trigger {config.trigger:,}."
+                if sizes["lc_tokens"] <= config.trigger else f"only {sizes['uses']} tool result(s), {config.keep} kept.")
+    return f"{sizes['uses']} observation(s), the last {config.keep_last} ({config.unit}) kept."
+
+
+# ------------------------------------------------------------------ sweep
+
+
+@st.cache_resource(max_entries=16, show_spinner="Sweeping…")
+def _sweep(key: tuple[Any, ...], _t: tc.Transcript, _config: Any, fx: str, xs: tuple[int, ...], fy: str,
+           ys: tuple[int, ...], mode: str, counter: str, files: bool) -> Any:
+    from toolclear.sweep import Sweep
+
+    saved, changed, breaks = [], [], []
+    for y in ys:
+        row_s, row_c, row_b = [], [], []
+        for x in xs:
+            cfg = replace(_config, **{fx: x, fy: y})
+            backend = tc.MemoryBackend() if files else None
+            r = (tc.replay if mode == "replay" else tc.apply)(_t.messages, cfg, backend=backend, counter=counter)
+            row_s.append(r.tokens_sent_unreduced - r.tokens_sent if mode == "replay" else r.tokens_before - r.tokens_after)
+            row_c.append(len(r.cleared_indices))
+            row_b.append(r.cache_breaks)
+        saved.append(tuple(row_s))
+        changed.append(tuple(row_c))
+        breaks.append(tuple(row_b))
+    return Sweep(ys, xs, tuple(saved), tuple(changed), tuple(breaks) if mode == "replay" else None, 0, mode)
+
+
+def _axis(unit: str, size: int, current: int) -> tuple[int, ...]:
+    if unit.endswith("tokens"):
+        return tuple(grid_values(max(size, 2), zero=True))
+    top = max(size, current, 1)
+    step = max(1, -(-top // 8))
+    return tuple(range(0 if unit != "steps" else 1, top + 1, step))[:10]
+
+
+def render_policy_sweep(kind: str, t: tc.Transcript, config: Any, mode: str, counter: str, files: bool,
+                        digest: str) -> None:
+    knobs = KNOBS[kind]
+    if len(knobs) < 2:
+        st.info("This policy has one main number; the chart below sweeps it.")
+    sizes = _sizes(t, counter)
+    kx = knobs[-1]
+    ky = knobs[0] if len(knobs) > 1 else None
+    xs = _axis(kx.unit, sizes[kx.unit], getattr(config, kx.field))
+    if kx.unit == "steps":
+        xs = (1, 2, 3, 5, 8, 10)
+    ys = _axis(ky.unit, sizes[ky.unit], getattr(config, ky.field)) if ky else (getattr(config, knobs[0].field),)
+    fy = ky.field if ky else knobs[0].field
+    if len(t.messages) > 3000 and mode == "replay" and not st.session_state.get("p_sweep_go"):
+        st.info(f"A replay sweep runs {len(xs) * len(ys)} replays of {len(t.messages):,} messages.")
+        st.button("Compute the replay sweep", key="p_sweep_button",
+                  on_click=lambda: st.session_state.__setitem__("p_sweep_go", True))
+        return
+    others = tuple(sorted((k, repr(v)) for k, v in report.policy_options(config).items() if k not in (kx.field, fy)))
+    key = (digest, t.id, kind, others, mode, counter, files, xs, ys)
+    sw = _sweep(key, t, config, kx.field, xs, fy, ys, mode, counter, files)
+    current = (int(getattr(config, fy)), int(getattr(config, kx.field)))
+    titles = (kx.label, ky.label if ky else knobs[0].label)
+    cols = st.columns(2)
+    with cols[0]:
+        st.plotly_chart(charts.heatmap_figure(sw, "tokens_saved", current, axes=titles), key="p_sweep_saved",
+                        config={"displaylogo": False})
+    with cols[1]:
+        what = "cache_breaks" if sw.cache_breaks is not None else "cleared"
+        st.plotly_chart(charts.heatmap_figure(sw, what, current, axes=titles), key="p_sweep_second",
+                        config={"displaylogo": False})
+    st.caption(f"Each cell runs the policy with those two numbers; the star is your setting. {POLICY_HELP[kind]}")
+
+
+# ------------------------------------------------------------------ compare
+
+
+def _suggested(t: tc.Transcript, counter: str, current: str) -> list[str]:
+    """Five policies scaled to this conversation, so each of them does something."""
+    sizes = _sizes(t, counter)
+    third = max(1, sizes["tokens"] // 3)
+    out = [current]
+    for spec in (f"eino:threshold={max(1, third // 2)},keep={third}",
+                 f"anthropic:trigger={third}",
+                 f"langchain:trigger={max(1, sizes['lc_tokens'] // 3)}",
+                 f"eino-reduction:threshold={max(1, sizes['rd_tokens'] // 3)},skip_truncation=true",
+                 "swe-agent", "openhands"):
+        if len(out) < 5 and spec.split(":")[0] != current.split(":")[0]:
+            out.append(spec)
+    return out
+
+
+def render_compare(t: tc.Transcript, counter: str, current: str) -> None:
+    """Up to five policies on this conversation, call by call."""
+    if "compare_specs" not in st.session_state or st.session_state.get("_compare_for") != (t.id, len(t.messages)):
+        st.session_state["compare_specs"] = "\n".join(_suggested(t, counter, current))
+        st.session_state["_compare_for"] = (t.id, len(t.messages))
+    st.text_area("Policies to compare (one per line, at most five)", key="compare_specs", height=140,
+                 help="NAME[:option=value,...], as `toolclear compare --policy` takes them: eino, eino-reduction, "
+                      "anthropic, langchain, masking, openhands, swe-agent; options by the policy's own names "
+                      "or threshold / keep / exclude.")
+    st.button("Add the sidebar's policy", key="compare_add", on_click=_add_spec, args=(current,))
+    lines = [ln.strip() for ln in st.session_state.compare_specs.splitlines() if ln.strip()]
+    if len(lines) > 5:
+        st.error(f"{len(lines)} policies: the Compare view takes at most five; remove {len(lines) - 5}.")
+        return
+    configs = []
+    for n, spec in enumerate(lines, start=1):
+        try:
+            cfg = lab.parse_policy(spec)
+        except tc.ConfigError as exc:
+            st.error(md(f"line {n}: {exc}"))
+            return
+        if isinstance(cfg, tc.EinoReductionConfig) and not cfg.skip_truncation:
+            pass  # compare gives it an in-memory backend
+        configs.append(cfg)
+    if not configs:
+        st.info("Add a policy, one per line.")
+        return
+    cmp = _compare_cached((t.id, len(t.messages), tuple(lines), counter), t, tuple(configs), counter)
+    table = cmp.table
+    st.dataframe(table.drop(columns=["kind"]), hide_index=True, key="compare_table",
+                 column_config={"saved_percent": st.column_config.NumberColumn("saved %", format="%.1f")})
+    st.plotly_chart(charts.compare_figure(cmp), key="compare_chart", config={"displaylogo": False})
+    st.caption("Which policy clears each tool result, and from which model call on (empty: never):")
+    st.plotly_chart(charts.strip_figure(cmp, t.messages), key="compare_strip", config={"displaylogo": False})
+    st.caption(f"Tokens counted with {md(counter)} for every policy, so the rows compare; each policy's own trigger "
+               "uses its own counter where it has one.")
+
+
+def _add_spec(spec: str) -> None:
+    lines = [ln for ln in st.session_state.get("compare_specs", "").splitlines() if ln.strip()]
+    if spec not in lines:
+        lines.append(spec)
+    st.session_state["compare_specs"] = "\n".join(lines)
+
+
+@st.cache_resource(max_entries=8, show_spinner="Comparing…")
+def _compare_cached(key: tuple[Any, ...], _t: tc.Transcript, _configs: tuple[Any, ...], counter: str) -> Any:
+    return tc.compare(_t.messages, _configs, counter=counter)
+
+
+# ------------------------------------------------------------------ export
+
+
+def render_policy_export(t: tc.Transcript, result: Any, config: Any, mode: schema.Mode) -> None:
+    from pathlib import Path
+
+    stem = Path(t.source).name or "transcript"
+    cols = st.columns(2)
+    try:
+        data = tc.dump(t, result.messages) if len(t.messages) == len(result.messages) else None
+        cols[0].download_button(f"Reduced transcript ({t.format})", data or b"", file_name=f"reduced-{stem}",
+                                key="p_dl_own", disabled=data is None)
+    except tc.TranscriptError as exc:
+        cols[0].caption(md(str(exc)))
+    cols[1].download_button("eino JSON", exports.eino_json(result.messages), file_name=f"reduced-{stem}.eino.json",
+                            key="p_dl_eino")
+    rows = report.message_rows(result, t)
+    st.download_button("Report (CSV)", exports.report_csv(rows), file_name=f"{stem}.report.csv", key="p_dl_csv")
+    for title, lang, code in snippets.policy_snippets(config, path=t.source or stem, mode=mode,
+                                                      conversation=t.id if t.id != "0" else None):
+        st.caption(title)
+        st.code(code, language=lang)
+    _ = pd  # pandas backs st.dataframe

@@ -87,3 +87,31 @@ def test_eino_reduction_saves_its_files_and_says_when_it_overwrites_them(tmp_pat
     names = [p.relative_to(saved).as_posix() for p in saved.rglob("*") if p.is_file()]
     assert any(n.startswith("tmp/trunc+") for n in names) and any(n.startswith("tmp/clear+") for n in names)
     assert "note: eino overwrote" in err
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from .conftest import hypothesis_examples  # noqa: E402
+
+_names = st.lists(st.text(min_size=0, max_size=12), max_size=3).map(tuple)
+_configs = st.one_of(
+    st.builds(tc.ClearToolResultConfig, st.integers(0, 10**6), st.integers(0, 10**6), st.text(max_size=20), _names),
+    st.builds(tc.AnthropicClearToolUsesConfig, st.integers(0, 10**6), st.one_of(st.none(), st.integers(0, 99)),
+              st.integers(0, 50), st.one_of(st.none(), st.integers(0, 10**5)), _names,
+              st.one_of(st.booleans(), st.lists(st.text(min_size=1, max_size=8).filter(
+                  lambda s: s.lower() not in ("true", "false", "yes", "no", "1", "0", "on", "off", "none")),
+                  min_size=1, max_size=2).map(tuple)), st.text(max_size=10)),
+    st.builds(tc.LangChainClearToolUsesConfig, st.integers(-5, 10**6), st.integers(0, 10**5), st.integers(0, 50),
+              st.booleans(), _names, st.text(max_size=20)),
+    st.builds(tc.ObservationMaskingConfig, st.integers(0, 100), st.text(max_size=20), st.integers(1, 9),
+              st.booleans(), st.sampled_from(["results", "messages"])),
+    st.builds(tc.EinoReductionConfig, st.integers(-10, 10**6), st.integers(-3, 9), st.integers(0, 10**5), _names),
+)
+
+
+@settings(max_examples=hypothesis_examples(300), deadline=None)
+@given(_configs)
+def test_hyp_policy_spec_reads_back_to_the_same_config(config) -> None:
+    """What the app's Compare view, exports and CLI snippets write, parse_policy reads back."""
+    assert parse_policy(tc.lab.policy_spec(config)) == config

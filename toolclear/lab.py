@@ -252,8 +252,11 @@ def _split_top(text: str) -> list[str]:
     parts, depth, cur, quoted, escaped = [], 0, "", False, False
     for ch in text:
         if quoted:
-            escaped = ch == "\\" and not escaped
-            if ch == '"' and not escaped:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
                 quoted = False
         elif ch == '"':
             quoted = True
@@ -272,21 +275,24 @@ def _split_top(text: str) -> list[str]:
 
 
 def _value(field: str, text: str, default: Any) -> Any:
+    """One option's text as the type its field has (by the field's default)."""
     import json
 
     low = text.strip().lower()
-    if text.strip()[:1] in ('[', '{', '"'):
+    if text.strip()[:1] in ("[", "{", '"'):
         try:
             value = json.loads(text)
         except ValueError:
             raise ConfigError(f"{field}: {text!r} is not valid JSON") from None
         return tuple(value) if isinstance(value, list) else value
-    if isinstance(default, bool) or low in ("true", "false"):
+    if isinstance(default, str):
+        return text
+    if isinstance(default, bool) or field == "clear_tool_inputs":
         if low in ("true", "yes", "1", "on"):
             return True
         if low in ("false", "no", "0", "off"):
             return False
-        if isinstance(default, bool) and field != "clear_tool_inputs":
+        if field != "clear_tool_inputs":
             raise ConfigError(f"{field}: expected true or false, got {text!r}")
     if isinstance(default, tuple) or field == "clear_tool_inputs":
         return tuple(p for p in text.split("|") if p)
@@ -298,6 +304,15 @@ def _value(field: str, text: str, default: Any) -> Any:
         except ValueError:
             raise ConfigError(f"{field}: expected a whole number, got {text!r}") from None
     return text
+
+
+_WORDS = {"true", "false", "yes", "no", "1", "0", "on", "off", "none"}
+
+
+def _needs_json(text: str) -> bool:
+    """A string the plain spec syntax would read differently."""
+    return (not text or any(c in text for c in ",|[]{}\"") or text != text.strip()
+            or text.lower() in _WORDS)
 
 
 def parse_policy(spec: str, **overrides: Any) -> PolicyConfig:
@@ -367,12 +382,12 @@ def policy_spec(config: PolicyConfig) -> str:
         if isinstance(v, bool):
             text = "true" if v else "false"
         elif isinstance(v, tuple):
-            text = json.dumps(list(v)) if any(("," in x or "|" in x or not x) for x in v) else "|".join(v)
+            text = json.dumps(list(v), ensure_ascii=False) if not v or any(_needs_json(x) for x in v) else "|".join(v)
         elif isinstance(v, dict):
             text = json.dumps(v)
         elif v is None:
             text = "none"
-        elif isinstance(v, str) and (not v or v[0] in "[{\"" or "," in v or v != v.strip()):
+        elif isinstance(v, str) and _needs_json(v):
             text = json.dumps(v, ensure_ascii=False)
         else:
             text = str(v)

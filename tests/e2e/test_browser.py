@@ -191,3 +191,42 @@ def test_headline_numbers_are_not_cut_on_a_laptop(page, streamlit_url, width) ->
     wait_for_app_idle(page)
     assert page.evaluate(cut_js) == [], f"cut off at {width} px in replay mode: {page.evaluate(cut_js)}"
     assert "3,391,943" in page.get_by_test_id("stMetric").filter(has_text="History before").inner_text()
+
+
+@pytest.mark.parametrize("path", [
+    CORPUS / "claude_code" / "entire-cli_cc-2.1.37_large_4c-ff5845d5a2.jsonl",
+    CORPUS / "openhands" / "openhands_multi-swe-bench_example_output.jsonl",
+], ids=["claude-code", "openhands"])
+def test_compare_view_on_real_transcripts(app_page, path) -> None:
+    """The Compare view: five policies' table, one line each per call, and the strip."""
+    page = app_page
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(path)
+    expect(page.get_by_test_id("stCaptionContainer").filter(has_text=path.name)).to_be_visible(timeout=60_000)
+    wait_for_app_idle(page)
+    _tab(page, "Compare")
+    expect(page.get_by_test_id("stDataFrame")).to_be_visible(timeout=60_000)
+    charts = page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot')
+    expect(charts).to_have_count(2, timeout=60_000)
+    lines = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')]
+        .map(p => p._fullData.map(t => t.name + ':' + t.type))""")
+    t = tc.load_all(path)[0]  # the conversation the app opens first
+    from toolclear.inspector.policy_views import _suggested
+
+    specs = _suggested(t, "eino", tc.lab.policy_spec(tc.ClearToolResultConfig()))
+    cmp = tc.compare(t.messages, [tc.lab.parse_policy(s) for s in specs])
+    assert [n.split(":")[0] for n in lines[0]] == ["no policy", *cmp.labels]
+    assert lines[1] and lines[1][0].endswith(":heatmap")
+    grid = page.get_by_test_id("stDataFrame").locator("[aria-rowcount]").first
+    assert int(grid.get_attribute("aria-rowcount")) == len(cmp.labels) + 1  # a header and a row per policy
+
+
+def test_policy_picker_in_the_browser(app_page) -> None:
+    page = app_page
+    page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").filter(has_text="Policy").first.click()
+    page.get_by_role("option", name="Observation masking (SWE-agent)").click()
+    wait_for_app_idle(page)
+    t = tc.load(ROOT / "sample_data" / "coding-agent.eino.jsonl")
+    r = tc.apply(t.messages, tc.ObservationMaskingConfig.swe_agent())
+    expect(page.get_by_test_id("stMetric").filter(has_text="Results cleared").get_by_test_id("stMetricValue")
+           ).to_have_text(f"{len(r.cleared_indices):,}")
+    assert _metric(page, "History after") == f"{r.tokens_after:,}"

@@ -94,6 +94,31 @@ def core_100k() -> list[Row]:
     replay_s = statistics.median(rp_times)
     rows.append(("replay, 50,001 model calls (median of 5)", ms(replay_s), ""))
     rows.append(("replay / reduce_by_tokens", f"{replay_s / reduce_s:.1f} x", "<= 50 x"))
+    rows += policies_100k(msgs, replay_s)
+    return rows
+
+
+def policies_100k(msgs: tuple[Message, ...], floor: float) -> list[Row]:
+    """Replay of every policy on the same 100,000 messages, against eino's clear policy
+    (the floor, measured above in the same run): each stays O(n) after counting."""
+    rows: list[Row] = []
+    configs = [
+        ("eino reduction (no backend)", tc.EinoReductionConfig(skip_truncation=True), None),
+        ("eino reduction (backend, truncation)", tc.EinoReductionConfig(), tc.MemoryBackend),
+        ("eino reduction (clear_at_least gate)", tc.EinoReductionConfig(clear_at_least_tokens=30_000,
+                                                                        skip_truncation=True), None),
+        ("Anthropic clear_tool_uses", tc.AnthropicClearToolUsesConfig(), None),
+        ("Anthropic, clear_at_least + inputs", tc.AnthropicClearToolUsesConfig(
+            clear_at_least_input_tokens=50_000, clear_tool_inputs=True), None),
+        ("LangChain ClearToolUsesEdit", tc.LangChainClearToolUsesConfig(), None),
+        ("LangChain, clear_at_least + inputs", tc.LangChainClearToolUsesConfig(clear_at_least=50_000,
+                                                                               clear_tool_inputs=True), None),
+        ("masking, OpenHands preset", tc.ObservationMaskingConfig.openhands(), None),
+        ("masking, SWE-agent preset", tc.ObservationMaskingConfig.swe_agent(), None),
+    ]
+    for name, config, backend in configs:
+        t, _ = timed(lambda c=config, b=backend: tc.replay(msgs, c, backend=b() if b else None))
+        rows.append((f"replay 100,000 messages: {name}", ms(t), f"{t / floor:.1f} x eino's clear policy"))
     return rows
 
 

@@ -24,6 +24,11 @@ CLEAR = [c for c in CASES if c["kind"] == "clear"]
 TRUNC = [c for c in CASES if c["kind"] == "trunc"]
 
 _UUID = re.compile(r"00000000-0000-4000-8000-(\d{12})")
+_ANY_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
+
+
+def _no_uuids(value: Any) -> Any:
+    return json.loads(_ANY_UUID.sub("{uuid}", json.dumps(value)))
 
 
 class Recorder:
@@ -82,6 +87,10 @@ def config_of(case: dict) -> rd.EinoReductionConfig:
     return rd.EinoReductionConfig.from_dict(case["config"])
 
 
+def _no_uuids_braced(value: Any) -> Any:
+    return json.loads(re.sub(r"\{uuid\d+\}", "{uuid}", json.dumps(value)))
+
+
 def test_vector_file_is_complete() -> None:
     assert len(CLEAR) == 213 and len(TRUNC) == 132
     modes = {c["mode"] for c in TRUNC}
@@ -97,10 +106,13 @@ def test_clear_vector(case: dict) -> None:
     state: tuple[tc.Message, ...] = ()
     for call, expected in zip(case["calls"], case["expected"], strict=True):
         state = state + tuple(tc.Message.from_dict(m) for m in call["messages"])
+        state_in = state
         backend = Recorder() if case["config"]["backend"] else None
         step = rd.clear_step(state, config, backend=backend, tools=case["tools"], new_id=new_id)
         if "error" in expected:
             assert step.error == expected["error"]
+            with pytest.raises(tc.ConfigError, match=re.escape(expected["error"])):
+                tc.apply(state_in, config, Recorder() if case["config"]["backend"] else None, case["tools"])
             return
         assert step.error is None
         got = placeholders([norm_message(m.to_dict()) for m in step.messages])
@@ -112,6 +124,14 @@ def test_clear_vector(case: dict) -> None:
         assert placeholders(list(step.write_order)) == expected["write_order"]
         if backend is not None:
             assert placeholders(backend.order) == expected["write_order"]  # the backend really received them
+        # the public step, toolclear.apply, gives the same (its UUIDs are random: compared as {uuid})
+        public_backend = Recorder() if case["config"]["backend"] else None
+        done = tc.apply(state_in, config, public_backend, case["tools"])
+        want = [norm_message(m) for m in expected["messages"]]
+        assert _no_uuids([norm_message(m.to_dict()) for m in done.messages]) == _no_uuids_braced(want)
+        assert _no_uuids(dict(done.files)) == _no_uuids_braced(expected["files"])
+        if public_backend is not None:
+            assert _no_uuids(public_backend.order) == _no_uuids_braced(expected["write_order"])
         state = step.messages  # our own output is the next call's state, as in an agent
 
 
@@ -139,13 +159,6 @@ def test_trunc_vector(case: dict) -> None:
     assert placeholders(list(done.write_order)) == expected["write_order"]
     if backend is not None:
         assert placeholders(backend.files) == expected["files"]
-
-
-_ANY_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
-
-
-def _no_uuids(value: Any) -> Any:
-    return json.loads(_ANY_UUID.sub("{uuid}", json.dumps(value)))
 
 
 REPLAY_CONFIGS = [

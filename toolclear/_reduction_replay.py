@@ -20,12 +20,15 @@ from .reduction import (
     clear_notice,
     clear_range,
     clear_step,
+    from_output_part,
     go_path_join,
     is_flagged,
     owner,
+    rebuilt,
     reduction_tokens,
     replace_result,
     retention_end,
+    to_output_part,
     truncate,
 )
 
@@ -37,8 +40,10 @@ class ReductionEngine:
     arrives, the clear phase before each call, its output the next call's state."""
 
     def __init__(self, messages: tuple[Message, ...], config: EinoReductionConfig,
-                 backend: StorageBackend | None, tools: Sequence[ToolSchema], has_backend: bool) -> None:
+                 backend: StorageBackend | None, tools: Sequence[ToolSchema], has_backend: bool,
+                 arrivals: bool = True) -> None:
         self.msgs, self.config, self.backend, self.tools = messages, config, backend, tuple(tools)
+        self.arrivals = arrivals  # truncate results as they arrive (a replay; not one before-model step)
         self.has_backend = has_backend
         self.state: list[Message] = []
         self.files: dict[str, str] = {}
@@ -59,18 +64,29 @@ class ReductionEngine:
         self._pending: tuple[int, int, dict[int, Message], list[tuple[str, str]], list[int]] | None = None
 
     def _arrive(self, m: Message, i: int) -> Message:
-        if m.role != "tool" or self.config.skip_truncation:
+        """The result as the model receives it: truncated by eino's tool wrapper (a
+        multi-part result through the enhanced wrapper, as the parts the tool returned)."""
+        if m.role != "tool" or self.config.skip_truncation or not self.arrivals:
             return m
         parts = m._raw.get("user_input_multi_content") if m._raw is not None else None
-        if isinstance(parts, list) and parts:
-            return m  # a multi-part result reaches eino as parts; toolclear keeps it (see README)
-        done = truncate(m.content, m.tool_call_id, m.tool_name, self.config, self.backend,
-                        mode="invokable", has_backend=self.has_backend)
+        try:
+            if isinstance(parts, list) and parts:
+                out = [to_output_part(p if isinstance(p, dict) else {}) for p in parts]
+                done = truncate(out, m.tool_call_id, m.tool_name, self.config, self.backend,
+                                mode="enhanced", has_backend=self.has_backend)
+                new = rebuilt(m, user_input_multi_content=[from_output_part(p) for p in done.result]) \
+                    if done.truncated else m
+            else:
+                done = truncate(m.content, m.tool_call_id, m.tool_name, self.config, self.backend,
+                                mode="invokable", has_backend=self.has_backend)
+                new = m.with_content(done.result) if done.truncated else m
+        except PartError as exc:
+            raise ConfigError(f"eino's reduction stopped at message #{i}: {exc}") from None
         if not done.truncated:
             return m
         self.files.update(done.files)
         self.truncated.add(i)
-        return m.with_content(done.result)
+        return new
 
     def advance(self, length: int) -> dict[int, Message | None]:
         delta: dict[int, Message | None] = {}

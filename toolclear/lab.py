@@ -57,7 +57,7 @@ def policy_name(config: Any) -> str:
 
 
 def _engine(msgs: tuple[Message, ...], config: Any, counter: TokenCounter, backend: StorageBackend | None,
-            tools: Sequence[ToolSchema]) -> Engine:
+            tools: Sequence[ToolSchema], mode: str) -> Engine:
     if isinstance(config, AnthropicClearToolUsesConfig):
         return AnthropicEngine(msgs, config, counter)
     if isinstance(config, LangChainClearToolUsesConfig):
@@ -68,7 +68,9 @@ def _engine(msgs: tuple[Message, ...], config: Any, counter: TokenCounter, backe
         if backend is None and not config.skip_truncation:
             raise ConfigError("eino's reduction needs a backend unless skip_truncation is set "
                               "(eino: backend must be set when not skipping truncation)")
-        return ReductionEngine(msgs, config, backend, tools, backend is not None)
+        # one before-model step is the clear phase alone; a replay also truncates each
+        # result as its tool returns
+        return ReductionEngine(msgs, config, backend, tools, backend is not None, arrivals=mode == "replay")
     raise ConfigError(f"not a policy config: {type(config).__name__}")
 
 
@@ -76,7 +78,7 @@ def _run(messages: Sequence[Message], config: Any, counter: Any, backend: Storag
          tools: Sequence[ToolSchema], mode: str) -> Result:
     msgs = tuple(messages)
     count = get_counter(counter)
-    engine = _engine(msgs, config, count, backend, tools)
+    engine = _engine(msgs, config, count, backend, tools, mode)
     calls = model_calls(msgs) if mode == "replay" else [len(msgs)]
     final = None
     files: dict[str, str] = {}

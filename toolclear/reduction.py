@@ -304,7 +304,7 @@ def _media(obj: Any) -> dict[str, Any]:
     return {k: obj[k] for k in _MEDIA_KEYS if obj.get(k)}
 
 
-def _to_output_part(p: Mapping[str, Any]) -> dict[str, Any]:
+def to_output_part(p: Mapping[str, Any]) -> dict[str, Any]:
     """An input part as eino's tool-output part (part-level extra and image detail go)."""
     kind = p.get("type")
     if kind == "text":
@@ -322,7 +322,7 @@ def _to_output_part(p: Mapping[str, Any]) -> dict[str, Any]:
     raise PartError(f"unknown msg part type: {kind}")
 
 
-def _from_output_part(p: Mapping[str, Any]) -> dict[str, Any]:
+def from_output_part(p: Mapping[str, Any]) -> dict[str, Any]:
     kind = p["type"]
     if kind == "text":
         return {"type": "text", "text": p.get("text", "")}
@@ -425,7 +425,7 @@ def _find_result(messages: Slots | Sequence[Message], i: int, call_id: str) -> i
     return None
 
 
-def _rebuilt(m: Message, **changes: Any) -> Message:
+def rebuilt(m: Message, **changes: Any) -> Message:
     d = m.to_dict()
     d.update(changes)
     new = Message.from_dict(d)
@@ -437,14 +437,14 @@ def replace_result(m: Message, placeholder: str) -> tuple[Message, str]:
     """The result with the placeholder, and what is saved for it (reduction.go:1934-1950)."""
     parts = _parts(m, "user_input_multi_content")
     if parts:
-        out_parts = [_to_output_part(p if isinstance(p, Mapping) else {}) for p in parts]
+        out_parts = [to_output_part(p if isinstance(p, Mapping) else {}) for p in parts]
         content = _offload_content(out_parts)
         new_parts = []
         for p in out_parts:
             if p["type"] == "text":
                 p = {"type": "text", "text": placeholder}
-            new_parts.append(_from_output_part(p))
-        return _rebuilt(m, user_input_multi_content=new_parts), content
+            new_parts.append(from_output_part(p))
+        return rebuilt(m, user_input_multi_content=new_parts), content
     return (m.with_content(placeholder) if m.content != placeholder else m), m.content
 
 

@@ -13,7 +13,7 @@ import toolclear as tc
 from toolclear.inspector import exports
 from toolclear.masking import is_observation
 
-from .conftest import CORPUS_FILES, corpus_id, hypothesis_examples
+from .conftest import CORPUS_FILES, SAMPLE_FILES, corpus_id, hypothesis_examples
 from .test_langchain_reference import generate
 
 POLICIES = [
@@ -120,7 +120,10 @@ def _pairs(messages):
     return calls, results
 
 
-@pytest.mark.parametrize("path", CORPUS_FILES[::3], ids=corpus_id)
+FORMAT_FILES = sorted(p for p in (CORPUS_FILES[0].parents[2] / "formats").iterdir() if p.suffix in (".json", ".jsonl"))
+
+
+@pytest.mark.parametrize("path", CORPUS_FILES + FORMAT_FILES + SAMPLE_FILES, ids=corpus_id)
 def test_every_policy_keeps_pairs_through_every_export(path, tmp_path) -> None:
     """No tool call loses its result and no result its call, in the file written back."""
     transcripts = tc.load_all(path)

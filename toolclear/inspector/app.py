@@ -329,7 +329,7 @@ def render_metrics(summary: schema.SummaryDict, mode: schema.Mode) -> None:
                          f"{unreduced:,} without the policy, {sent:,} with it.")
 
 
-def render_usage(result: Any, t: tc.Transcript, config: tc.ClearToolResultConfig, start: int | None) -> None:
+def render_usage(result: tc.Result | tc.Reduction, t: tc.Transcript, config: tc.ClearToolResultConfig, start: int | None) -> None:
     if len(t.messages) > charts.MAX_COLUMNS:
         # a long run: one SVG of columns (plotly would take ~100 ms per slider move to redraw);
         # it holds only numbers and status names, nothing from the transcript
@@ -395,7 +395,7 @@ def render_replay(rp: tc.Replay, t: tc.Transcript) -> None:
                "call had already sent, the provider's prompt cache for that prefix is lost.")
 
 
-def render_table(t: tc.Transcript, result: Any) -> None:
+def render_table(t: tc.Transcript, result: tc.Result | tc.Reduction) -> None:
     df = pd.DataFrame(report.message_table(result, t), columns=list(report.ROW_FIELDS))
     c1, c2, c3, c4 = st.columns(4)
     roles = c1.multiselect("Role", sorted(df["role"].unique()), key="filter_roles")
@@ -449,7 +449,7 @@ def render_table(t: tc.Transcript, result: Any) -> None:
     render_detail(t, result)
 
 
-def render_detail(t: tc.Transcript, result: Any) -> None:
+def render_detail(t: tc.Transcript, result: tc.Result | tc.Reduction) -> None:
     n = len(t.messages)
     if n == 0:
         return
@@ -528,7 +528,7 @@ def render_sweep(t: tc.Transcript, config: tc.ClearToolResultConfig, mode: schem
                 "trade-off: each clearing call breaks the prompt cache.")
 
 
-def render_export(t: tc.Transcript, result: Any, config: tc.ClearToolResultConfig,
+def render_export(t: tc.Transcript, result: tc.Result | tc.Reduction, config: tc.ClearToolResultConfig,
                   offloading: tc.ToolResultOffloadingConfig | None, backend: Any, mode: schema.Mode,
                   conversations: int = 1) -> None:
     stem = Path(t.source).name or "transcript"
@@ -653,10 +653,11 @@ def _results(t: tc.Transcript, digest: str, counter: str, offloading: tc.ToolRes
     config = current_config(counter)
     mode: schema.Mode = st.session_state.mode
     backend = tc.MemoryBackend() if offloading else None
-    rp: tc.Replay | None = None
+    rp: tc.Result | None = None
+    result: tc.Result | tc.Reduction
     if mode == "replay":
-        result: Any = tc.replay(t.messages, config, offloading=offloading, backend=backend)
-        rp = result
+        rp = tc.replay(t.messages, config, offloading=offloading, backend=backend)
+        result = rp
     else:
         result = tc.reduce_by_tokens(t.messages, config, offloading=offloading, backend=backend)
     summary = report.summary_dict(result)

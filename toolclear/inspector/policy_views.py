@@ -397,7 +397,7 @@ def _compare_cached(key: tuple[Any, ...], _t: tc.Transcript, _configs: tuple[Any
 # ------------------------------------------------------------------ export
 
 
-def render_policy_export(t: tc.Transcript, result: Any, config: Any, mode: schema.Mode) -> None:
+def render_policy_export(t: tc.Transcript, result: tc.Result, config: Any, mode: schema.Mode) -> None:
     from pathlib import Path
 
     stem = Path(t.source).name or "transcript"

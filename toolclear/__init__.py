@@ -20,6 +20,7 @@ from .clearing import (
     Reduction,
     reduce_by_tokens,
 )
+from .cost import PRICING, CallCost, Cost, Pricing, cost, recorded_cost
 from .counters import CounterInfo, TokenCounter, count_tokens, eino_tokens, get_counter, list_counters
 from .errors import (
     ConfigError,
@@ -42,9 +43,11 @@ __version__ = "0.1.0"
 __all__ = [
     "AnthropicClearToolUsesConfig",
     "CONTEXT_WINDOWS",
+    "CallCost",
     "ClearToolResultConfig",
     "Comparison",
     "ConfigError",
+    "Cost",
     "CounterInfo",
     "CounterUnavailableError",
     "DEFAULT_KEEP_RECENT_TOKENS",
@@ -61,6 +64,8 @@ __all__ = [
     "OffloadError",
     "OffloadRecord",
     "Offloaded",
+    "PRICING",
+    "Pricing",
     "Reduction",
     "Replay",
     "ReplayStep",
@@ -80,6 +85,7 @@ __all__ = [
     "apply",
     "compare",
     "context_window",
+    "cost",
     "count_tokens",
     "dump",
     "dump_all",
@@ -90,6 +96,7 @@ __all__ = [
     "load",
     "load_all",
     "offload",
+    "recorded_cost",
     "reduce_by_tokens",
     "replay",
     "run_model",

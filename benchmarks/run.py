@@ -119,6 +119,21 @@ def policies_100k(msgs: tuple[Message, ...], floor: float) -> list[Row]:
     for name, config, backend in configs:
         t, _ = timed(lambda c=config, b=backend: tc.replay(msgs, c, backend=b() if b else None))
         rows.append((f"replay 100,000 messages: {name}", ms(t), f"{t / floor:.1f} x eino's clear policy"))
+    rows += costing(msgs)
+    return rows
+
+
+def costing(msgs: tuple[Message, ...]) -> list[Row]:
+    """Pricing a 50,000-call replay (with and without the policy) against the replay itself."""
+    rows: list[Row] = []
+    for name, config in (("eino clear", tc.ClearToolResultConfig()),
+                         ("Anthropic clear_tool_uses", tc.AnthropicClearToolUsesConfig()),
+                         ("masking, SWE-agent", tc.ObservationMaskingConfig.swe_agent())):
+        t_replay, rp = timed(lambda c=config: tc.replay(msgs, c), repeat=3)
+        for preset in ("claude-sonnet-4-5", "gpt-5"):
+            t_cost, _ = timed(lambda r=rp, p=preset: tc.cost(r, p), repeat=3)
+            rows.append((f"cost of that replay ({name}, {preset})", ms(t_cost),
+                         f"{100 * t_cost / t_replay:.0f} % of the replay (<= 10 %)"))
     return rows
 
 

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 import toolclear as tc
-from toolclear.cost import compactions_of
+from toolclear.billing import compactions_of
 
 from .conftest import CORPUS_FILES, corpus_id
 
@@ -195,3 +195,48 @@ def test_calibrated_model_within_15_percent_of_claude_code_sessions(path) -> Non
     err = abs(sim.input_dollars_without_policy - rec.input_dollars) / rec.input_dollars
     assert err < 0.15, f"{err:.1%}"
     assert compactions_of(t.messages) == tuple(k for k, _ in t.marks)  # found without the marks too
+
+
+KINDS = [ANTHROPIC, OPENAI, tc.Pricing(input=1.0, output=2.0, cache_read=0.25, cache="gemini", min_cacheable=200),
+         tc.Pricing(input=1.0, output=2.0, cache="none"),
+         tc.Pricing(input=1.0, output=2.0, cache_write=1.25, cache_read=0.1, cache="anthropic", min_cacheable=150,
+                    overhead_tokens=400)]
+
+
+@pytest.mark.parametrize("seed", range(int(__import__("os").environ.get("TOOLCLEAR_COST_SEEDS", "6"))))
+def test_fast_pricing_equals_the_call_by_call_reference(seed) -> None:
+    """numpy over all calls gives what the reference (one call at a time, the cache as a
+    stack of entries) gives: every policy, every cache kind, with and without times."""
+    import random
+
+    from toolclear import billing as cost_mod
+
+    from .test_langchain_reference import generate
+    from .test_policies import POLICIES
+
+    rng = random.Random(seed)
+    for _ in range(12):
+        msgs = generate(rng)
+        if rng.random() < 0.5:
+            t = T0
+            stamped = []
+            for m in msgs:
+                if m.role == "assistant":
+                    t = t + timedelta(seconds=rng.choice([5, 30, 200, 400, 4000]))
+                    m = tc.Message(m.role, m.content, tool_calls=m.tool_calls, usage=tc.Usage(
+                        timestamp=t.isoformat(), output_tokens=rng.randint(0, 50)))
+                stamped.append(m)
+            msgs = stamped
+        config = rng.choice(POLICIES)
+        rp = tc.replay(msgs, config, backend=tc.MemoryBackend() if isinstance(config, tc.EinoReductionConfig)
+                       and not config.skip_truncation else None)
+        for pricing in KINDS:
+            for with_policy in (True, False):
+                fast = cost_mod._price_fast(rp, pricing, pricing.overhead_tokens, 1.3, with_policy, (), 0)
+                slow = cost_mod._price_loop(rp, pricing, pricing.overhead_tokens, 1.3, with_policy, (), 0)
+                f_rows, s_rows = cost_mod._rows(fast), cost_mod._rows(slow)
+                assert [r[:6] + (r.cache_break,) for r in f_rows] == [r[:6] + (r.cache_break,) for r in s_rows], (
+                    config, pricing.cache, with_policy)
+                for a, b in zip(f_rows, s_rows):
+                    assert (a.dollars, a.input_dollars, a.break_dollars) == pytest.approx(
+                        (b.dollars, b.input_dollars, b.break_dollars), abs=1e-12)

@@ -12,6 +12,7 @@ from ._offload import (
     offload,
 )
 from .anthropic_edit import AnthropicClearToolUsesConfig
+from .billing import PRICING, CallCost, Cost, Pricing, cost, recorded_cost
 from .clearing import (
     DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_PLACEHOLDER,
@@ -20,7 +21,6 @@ from .clearing import (
     Reduction,
     reduce_by_tokens,
 )
-from .cost import PRICING, CallCost, Cost, Pricing, cost, recorded_cost
 from .counters import CounterInfo, TokenCounter, count_tokens, eino_tokens, get_counter, list_counters
 from .errors import (
     ConfigError,

@@ -28,7 +28,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from functools import cache
+from functools import cache, cached_property
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
@@ -135,12 +135,18 @@ class CallCost(NamedTuple):
     the previous prompt still been its prefix."""
 
 
+_COLUMNS = CallCost._fields
+
+
 @dataclass(frozen=True)
 class Cost:
-    """A run priced call by call, with the policy and without it."""
+    """A run priced call by call, with the policy and without it.
 
-    calls: tuple[CallCost, ...]
-    calls_without_policy: tuple[CallCost, ...]
+    Held as columns (numpy arrays when numpy is there, else lists); ``calls`` and
+    ``calls_without_policy`` give one ``CallCost`` row per model call."""
+
+    columns: Mapping[str, Any]
+    columns_without_policy: Mapping[str, Any]
     pricing: Pricing
     assumptions: tuple[str, ...] = ()
     overhead_tokens: int = 0
@@ -148,13 +154,25 @@ class Cost:
     calibrated_on: int = 0
     """How many calls' recorded usage the overhead and scale were fitted on (0: none)."""
 
+    @cached_property
+    def calls(self) -> tuple[CallCost, ...]:
+        return _rows(self.columns)
+
+    @cached_property
+    def calls_without_policy(self) -> tuple[CallCost, ...]:
+        return _rows(self.columns_without_policy)
+
+    def _sum(self, key: str, without: bool = False) -> float:
+        col = (self.columns_without_policy if without else self.columns).get(key, ())
+        return float(sum(col)) if isinstance(col, list) else float(col.sum()) if len(col) else 0.0
+
     @property
     def dollars(self) -> float:
-        return sum(c.dollars for c in self.calls)
+        return self._sum("dollars")
 
     @property
     def input_dollars(self) -> float:
-        return sum(c.input_dollars for c in self.calls)
+        return self._sum("input_dollars")
 
     @property
     def output_dollars(self) -> float:
@@ -162,11 +180,11 @@ class Cost:
 
     @property
     def dollars_without_policy(self) -> float:
-        return sum(c.dollars for c in self.calls_without_policy)
+        return self._sum("dollars", True)
 
     @property
     def input_dollars_without_policy(self) -> float:
-        return sum(c.input_dollars for c in self.calls_without_policy)
+        return self._sum("input_dollars", True)
 
     @property
     def dollars_saved(self) -> float:
@@ -174,8 +192,7 @@ class Cost:
         return self.dollars_without_policy - self.dollars
 
     def totals(self, without_policy: bool = False) -> dict[str, float]:
-        rows = self.calls_without_policy if without_policy else self.calls
-        return {k: sum(getattr(c, k) for c in rows) for k in (
+        return {k: self._sum(k, without_policy) for k in (
             "uncached_tokens", "cache_write_tokens", "cache_read_tokens", "output_tokens", "dollars", "input_dollars")}
 
     @property
@@ -183,10 +200,22 @@ class Cost:
         """One row per call: the policy's tokens and dollars, and the same without it."""
         import pandas as pd
 
-        df = pd.DataFrame(self.calls, columns=CallCost._fields)
-        if self.calls_without_policy:
-            df["dollars_without_policy"] = [c.dollars for c in self.calls_without_policy]
+        df = pd.DataFrame({k: self.columns[k] for k in _COLUMNS})
+        if len(self.columns_without_policy.get("dollars", ())):
+            df["dollars_without_policy"] = self.columns_without_policy["dollars"]
         return df
+
+
+def _rows(columns: Mapping[str, Any]) -> tuple[CallCost, ...]:
+    cols = [columns[k] for k in _COLUMNS]
+    out = []
+    for values in zip(*cols):
+        out.append(CallCost(*(v.item() if hasattr(v, "item") else v for v in values)))
+    return tuple(out)
+
+
+def _columns(rows: Sequence[CallCost]) -> dict[str, list[Any]]:
+    return {k: [getattr(r, k) for r in rows] for k in _COLUMNS}
 
 
 def _timestamp(m: Message) -> float | None:
@@ -244,6 +273,8 @@ class _Cache:
         self.base = overhead  # system prompt and tools: a prefix of every prompt
         self.base_used: float | None = None
         self.base_alive = False
+        self.sent = False
+        self.last: float | None = None  # when the last prompt was sent (openai, gemini)
 
     def _alive(self, last: float | None, now: float | None) -> bool:
         return last is None or now is None or now - last <= self.p.ttl_seconds
@@ -271,8 +302,12 @@ class _Cache:
             self.entries.append((end, prompt, now))
             self.base_used, self.base_alive = now, True
             return 0, prompt - read, read
-        common = shared if self.entries and self._alive(self.entries[-1][2], now) else (
-            self.base if self.base_alive and self._alive(self.base_used, now) else 0)
+        # prefix caching matches any prefix of the last prompt while it lives
+        if self.sent:
+            common = shared if self._alive(self.last, now) else 0
+        else:
+            common = self.base if self.base_alive else 0  # a warm start (calibration)
+        self.sent, self.last = True, now
         if p.cache == "openai":
             common = (common // 128) * 128
         read = common if common >= p.min_cacheable and prompt >= p.min_cacheable else 0
@@ -287,8 +322,14 @@ def _output_tokens(m: Message, count: int, scale: float) -> int:
     return round(count * scale)
 
 
+def _price_loop(result: Result, pricing: Pricing, overhead: int, scale: float, with_policy: bool,
+                cuts: Sequence[int], warm: int = 0) -> dict[str, list[Any]]:
+    return _columns(_price_run(result, pricing, overhead, scale, with_policy, cuts, warm))
+
+
 def _price_run(result: Result, pricing: Pricing, overhead: int, scale: float, with_policy: bool,
                cuts: Sequence[int], warm: int = 0) -> tuple[CallCost, ...]:
+    """The reference: one call at a time, the cache's entries kept as a stack."""
     steps = result.model_call_steps
     msgs = result.messages
     counts = result.token_counts
@@ -318,7 +359,8 @@ def _price_run(result: Result, pricing: Pricing, overhead: int, scale: float, wi
         elif with_policy and step.changed_indices:
             cache_.invalidate_from(first_change)
         base = tree.prefix(cut)
-        body = tree.prefix(end) - base
+        # the step's own count of what it sent (exact); the tree only finds prefixes
+        body = (step.context_tokens if with_policy else step.context_tokens_unreduced) - base
         prompt = overhead + round(body * scale)
         shared_end = min(prev_end, first_change) if prev_end >= 0 else cut
         shared = overhead + round((tree.prefix(max(shared_end, cut)) - base) * scale)
@@ -336,6 +378,188 @@ def _price_run(result: Result, pricing: Pricing, overhead: int, scale: float, wi
                             input_dollars + pricing.dollars(0, 0, 0, output), input_dollars, broke, break_dollars))
         prev_end, prev_cut, prev_prompt = end, cut, prompt
     return tuple(out)
+
+
+def _numpy() -> Any:
+    try:
+        import numpy
+    except ImportError:  # pragma: no cover - numpy comes with the app and pandas
+        return None
+    return numpy
+
+
+def _call_facts(result: Result, scale: float) -> dict[str, Any]:
+    """Per model call, once for both runs: its end, time (nan when unknown), output
+    tokens, context with and without the policy, and its lowest and highest change."""
+    np = _numpy()
+    msgs, counts = result.messages, result.token_counts
+    steps = result.model_call_steps
+    ends, times, outs, ctx_w, ctx_u, lows, highs = [], [], [], [], [], [], []
+    n = len(msgs)
+    for s in steps:
+        e = s.call_index
+        ends.append(e)
+        ctx_w.append(s.context_tokens)
+        ctx_u.append(s.context_tokens_unreduced)
+        ch = s.changed_indices
+        lows.append(min(ch) if ch else -1)
+        highs.append(max(ch) if ch else -1)
+        m = msgs[e] if e < n else None
+        u = m.usage if m is not None else None
+        if u is None:
+            times.append(float("nan"))
+            outs.append(round(counts[e] * scale) if m is not None else 0)
+            continue
+        assert m is not None
+        t = _timestamp(m)
+        times.append(float("nan") if t is None else t)
+        outs.append(_output_tokens(m, counts[e], scale))
+    i64 = np.int64
+    return {"ends": np.asarray(ends, dtype=i64), "times": np.asarray(times, dtype=float),
+            "outs": np.asarray(outs, dtype=i64), "ctx_w": np.asarray(ctx_w, dtype=i64),
+            "ctx_u": np.asarray(ctx_u, dtype=i64), "lows": np.asarray(lows, dtype=i64),
+            "highs": np.asarray(highs, dtype=i64)}
+
+
+def _stack_hits(np: Any, broke: Any, first: Any, ends: Any, prompt: Any, times: Any, entry_a: Any,
+                ttl: int) -> Any:
+    """What each call reads from Anthropic's cache: its entries as a stack (each call's
+    prompt, end and time); a change pops the entries ending after it, an expired top
+    empties it. Plain lists: only appends and pops, amortised O(1) a call."""
+    k_n = len(prompt)
+    entry = entry_a.tolist()
+    ends_l, prompt_l, times_l = ends.tolist(), prompt.tolist(), times.tolist()
+    broke_l, first_l = broke.tolist(), first.tolist()
+    st_end: list[int] = []
+    st_prompt: list[int] = []
+    st_time: list[float] = []
+    hits = [0] * k_n
+    for k in range(k_n):
+        if broke_l[k]:
+            f = first_l[k]
+            while st_end and st_end[-1] > f:
+                st_end.pop()
+                st_prompt.pop()
+                st_time.pop()
+        if st_end and times_l[k] - st_time[-1] > ttl:
+            st_end.clear()
+            st_prompt.clear()
+            st_time.clear()
+        if st_end:
+            hits[k] = st_prompt[-1]
+        if entry[k]:
+            st_end.append(ends_l[k])
+            st_prompt.append(prompt_l[k])
+            st_time.append(times_l[k])
+    return np.asarray(hits, dtype=np.int64)
+
+
+def _breaks(np: Any, f: Mapping[str, Any], with_policy: bool) -> tuple[Any, Any]:
+    """Which calls broke the cache and the lowest message each changed; (None, None)
+    when a change reaches below an earlier one (the fast prefix sums assume not)."""
+    ends = f["ends"]
+    if not with_policy:
+        return np.zeros(len(ends), dtype=bool), ends.copy()
+    lows, highs = f["lows"], f["highs"]
+    changed = lows >= 0
+    before = np.maximum.accumulate(np.where(changed, highs, -1))  # highest change so far
+    prev_end = np.concatenate(([-1], ends[:-1]))
+    broke = changed & (lows < prev_end)
+    broke[0] = False
+    earlier = np.concatenate(([-1], before[:-1]))
+    if (broke & (lows < earlier)).any():
+        return None, None
+    return broke, np.where(broke, lows, ends)
+
+
+def _anthropic_hits(np: Any, p: Pricing, prompt: Any, broke: Any, first: Any, ends: Any, times: Any,
+                    expired: Any, alive: Any, overhead: int, base: int) -> Any:
+    """The tokens each call reads from Anthropic's cache (before the minimum-length check
+    of its own prompt)."""
+    k_n = len(prompt)
+    entry_a = prompt >= p.min_cacheable
+    if not broke.any() and not (entry_a[:-1] & ~entry_a[1:]).any():
+        # no change and no entry missing after the first: the top is the last call's
+        hit = np.zeros(k_n, dtype=np.int64)
+        hit[1:] = np.where(entry_a[:-1] & ~expired[1:], prompt[:-1], 0)
+    else:
+        hit = _stack_hits(np, broke, first, ends, prompt, times, entry_a, p.ttl_seconds)
+    if base or overhead:
+        base_ok = np.full(k_n, base >= p.min_cacheable) if base else np.zeros(k_n, dtype=bool)
+        base_ok[1:] = alive[1:] & (overhead >= p.min_cacheable)
+        hit = np.maximum(hit, np.where(base_ok, overhead if overhead else base, 0))
+        if base:
+            hit[0] = base if base >= p.min_cacheable else 0
+    hit = np.where(hit >= p.min_cacheable, hit, 0)
+    return hit
+
+
+def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, with_policy: bool,
+                cuts: Sequence[int], warm: int = 0, facts: Any = None) -> dict[str, Any]:
+    """The same prices as ``_price_run`` with numpy over all calls at once; only calls
+    whose cache entry a change invalidated are worked one by one. Falls back to the
+    reference when a change reaches below an earlier change of the same run (policies
+    here clear oldest first)."""
+    np = _numpy()
+    p = pricing
+    steps = result.model_call_steps
+    k_n = len(steps)
+    if k_n == 0:
+        return _columns(())
+    f = facts if facts is not None else _call_facts(result, scale)
+    ends, times, outs = f["ends"], f["times"], f["outs"]
+    ctx = f["ctx_w"] if with_policy else f["ctx_u"]
+    prompt = overhead + np.rint(ctx * scale).astype(np.int64)
+    dt = np.empty(k_n)
+    dt[0] = np.nan
+    dt[1:] = times[1:] - times[:-1]
+    expired = dt > p.ttl_seconds  # nan compares False: unknown times keep the cache alive
+    broke, first = _breaks(np, f, with_policy)
+    if broke is None:
+        # a change below an earlier one: the reference's stack of prefixes handles it
+        return _price_loop(result, pricing, overhead, scale, with_policy, cuts, warm)
+    # the prefix the call shares with the previous prompt (what OpenAI and Gemini read)
+    shared = np.zeros(k_n, dtype=np.int64)
+    shared[1:] = prompt[:-1]
+    if with_policy and broke.any():
+        prefix = np.concatenate(([0], np.cumsum(np.asarray(result.token_counts, dtype=np.int64))))
+        idx = np.flatnonzero(broke)
+        saved_before = f["ctx_u"][idx - 1] - f["ctx_w"][idx - 1]  # all earlier savings lie below the change
+        shared[idx] = overhead + np.rint((prefix[first[idx]] - saved_before) * scale).astype(np.int64)
+    alive = ~expired
+    alive[0] = False
+    uncached = np.zeros(k_n, dtype=np.int64)
+    write = np.zeros(k_n, dtype=np.int64)
+    read = np.zeros(k_n, dtype=np.int64)
+    base = (min(warm, overhead) or warm) if warm else 0
+    if p.cache == "none":
+        uncached = prompt.copy()
+    elif p.cache == "anthropic":
+        hit = _anthropic_hits(np, p, prompt, broke, first, ends, times, expired, alive, overhead, base)
+        small = prompt < p.min_cacheable
+        read = np.where(small, 0, np.minimum(hit, prompt))
+        write = np.where(small, 0, prompt - read)
+        uncached = np.where(small, prompt, 0)
+    else:
+        common = np.where(alive, shared, 0)
+        if base:
+            common[0] = base
+        if p.cache == "openai":
+            common = (common // 128) * 128
+        ok = (common >= p.min_cacheable) & (prompt >= p.min_cacheable)
+        read = np.where(ok, np.minimum(common, prompt), 0)
+        uncached = prompt - read
+    input_dollars = (uncached * p.input + write * p.cache_write + read * p.cache_read) / 1e6
+    dollars = input_dollars + outs * p.output / 1e6
+    price = p.cache_write if p.cache == "anthropic" else p.input
+    lost = np.zeros(k_n, dtype=np.int64)
+    lost[1:] = np.maximum(0, prompt[:-1] - read[1:])
+    break_dollars = np.where(broke, lost * (price - p.cache_read) / 1e6, 0.0)
+    return {
+        "call_index": ends, "prompt_tokens": prompt, "uncached_tokens": uncached, "cache_write_tokens": write,
+        "cache_read_tokens": read, "output_tokens": outs, "dollars": dollars, "input_dollars": input_dollars,
+        "cache_break": broke, "break_dollars": break_dollars,
+    }
 
 
 def _fit(result: Result, overhead: int, cuts: Sequence[int], prior: float = 1.0) -> tuple[int, float, int]:
@@ -403,15 +627,21 @@ def cost(result: Result, pricing: Pricing | str, *, calibrate: bool = False,
         notes.append(f"calibrated on the recorded usage of {used} call(s) (at most the first 10 %): "
                      f"overhead {overhead:,} tokens per call, tokenizer scale {scale:.3f}" if used else
                      "calibration asked for, but the first 10 % of calls recorded no usage: not calibrated")
-    if not any(_timestamp(result.messages[s.call_index]) is not None
-               for s in result.model_call_steps if s.call_index < len(result.messages)):
+    facts = _call_facts(result, scale) if _numpy() is not None else None
+    if (facts is not None and bool(_numpy().isnan(facts["times"]).all())) or (facts is None and not any(
+            _timestamp(result.messages[s.call_index]) is not None
+            for s in result.model_call_steps if s.call_index < len(result.messages))):
         notes.append(f"the log has no call times: calls are taken to follow each other within the cache's "
                      f"{p.ttl_seconds:,}-second TTL")
     if cuts:
         notes.append(f"{len(cuts)} compaction(s) in the log: later calls send only what follows the last one")
+    if not cuts and facts is not None:
+        with_, without = (_price_fast(result, p, overhead, scale, flag, cuts, warm, facts) for flag in (True, False))
+    else:
+        with_, without = (_price_loop(result, p, overhead, scale, flag, cuts, warm) for flag in (True, False))
     return Cost(
-        calls=_price_run(result, p, overhead, scale, True, cuts, warm),
-        calls_without_policy=_price_run(result, p, overhead, scale, False, cuts, warm),
+        columns=with_,
+        columns_without_policy=without,
         pricing=p, assumptions=tuple(notes), overhead_tokens=overhead, scale=scale, calibrated_on=used,
     )
 
@@ -428,7 +658,7 @@ def recorded_cost(messages: Sequence[Message], pricing: Pricing | str) -> Cost:
         inp = p.dollars(u.input_tokens, u.cache_write_tokens, u.cache_read_tokens, 0)
         calls.append(CallCost(i, u.prompt_tokens, u.input_tokens, u.cache_write_tokens, u.cache_read_tokens,
                               u.output_tokens, inp + p.dollars(0, 0, 0, u.output_tokens), inp))
-    rows = tuple(calls)
-    note = () if rows else ("the log recorded no usage",)
-    return Cost(calls=rows, calls_without_policy=rows, pricing=p, assumptions=note)
+    cols = _columns(calls)
+    note = () if calls else ("the log recorded no usage",)
+    return Cost(columns=cols, columns_without_policy=cols, pricing=p, assumptions=note)
 

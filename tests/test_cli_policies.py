@@ -115,3 +115,12 @@ _configs = st.one_of(
 def test_hyp_policy_spec_reads_back_to_the_same_config(config) -> None:
     """What the app's Compare view, exports and CLI snippets write, parse_policy reads back."""
     assert parse_policy(tc.lab.policy_spec(config)) == config
+
+
+def test_prices_lists_every_preset_with_its_page() -> None:
+    code, out, _ = run("prices")
+    text = out.decode()
+    assert code == 0
+    for name, p in tc.PRICING.items():
+        line = next(x for x in text.splitlines() if x.startswith(name + " "))
+        assert p.source in line and p.as_of in line

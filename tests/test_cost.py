@@ -240,3 +240,60 @@ def test_fast_pricing_equals_the_call_by_call_reference(seed) -> None:
                 for a, b in zip(f_rows, s_rows):
                     assert (a.dollars, a.input_dollars, a.break_dollars) == pytest.approx(
                         (b.dollars, b.input_dollars, b.break_dollars), abs=1e-12)
+
+
+CC = [p for p in LONG if "webfetch" in p.name][0] if LONG else None
+
+
+def test_cli_reduce_replay_prints_the_cost_table_and_reports_it(tmp_path) -> None:
+    from .test_cli import run as cli
+
+    out, report = tmp_path / "o.jsonl", tmp_path / "r.json"
+    code, _, err = cli("reduce", str(CC), "--replay", "--threshold", "10000", "--keep", "20000",
+                       "--pricing", "claude-opus-4-5", "--calibrate", "-o", str(out), "--report", str(report))
+    assert code == 0, err
+    t = tc.load(CC)
+    c = tc.cost(tc.replay(t.messages, tc.ClearToolResultConfig(10_000, 20_000)), "claude-opus-4-5", calibrate=True)
+    assert "cost of" in err and f"${c.dollars:,.2f}" in err and f"${c.dollars_without_policy:,.2f}" in err
+    doc = __import__("json").loads(report.read_text())
+    assert doc["cost"]["dollars"] == pytest.approx(c.dollars)
+    assert len(doc["cost"]["calls"]) == len(c.calls) and doc["cost"]["pricing"]["source"].startswith("https://")
+
+
+def test_cli_compare_gets_a_dollars_column() -> None:
+    from .test_cli import run as cli
+
+    code, out, err = cli("compare", str(CC), "--pricing", "gpt-5", "--policy", "anthropic:trigger=20000",
+                         "--json")
+    assert code == 0, err
+    row = __import__("json").loads(out)["policies"][0]
+    t = tc.load(CC)
+    c = tc.cost(tc.replay(t.messages, tc.AnthropicClearToolUsesConfig(20_000)), "gpt-5")
+    assert row["dollars"] == pytest.approx(c.dollars, abs=1e-6)
+    assert row["dollars_saved"] == pytest.approx(c.dollars_saved, abs=1e-6)
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--pricing", "gpt-9", "--replay"], "no pricing preset 'gpt-9'"),
+    (["--pricing", "gpt-5"], "--pricing needs --replay"),
+    (["--price-input", "3", "--replay"], "give at least --price-input and --price-output"),
+    (["--price-input", "-3", "--price-output", "1", "--replay"], "expected dollars per million tokens >= 0"),
+])
+def test_cli_bad_pricing_is_one_line(tmp_path, args, message) -> None:
+    from .test_cli import run as cli
+
+    code, _, err = cli("reduce", str(CC), *args, "-o", str(tmp_path / "o.jsonl"))
+    assert code == 2 and message in err and err.count("\n") == 1
+
+
+def test_cli_custom_prices_override_a_preset(tmp_path) -> None:
+    from .test_cli import run as cli
+
+    code, _, err = cli("reduce", str(CC), "--replay", "--pricing", "claude-sonnet-4-5", "--price-input", "30",
+                       "--cache", "none", "--overhead", "1000", "-o", str(tmp_path / "o.jsonl"))
+    assert code == 0, err
+    t = tc.load(CC)
+    p = tc.Pricing(**{**tc.PRICING["claude-sonnet-4-5"].__dict__, "input": 30.0, "cache": "none",
+                      "overhead_tokens": 1000})
+    c = tc.cost(tc.replay(t.messages), p)
+    assert f"${c.dollars:,.2f}" in err and "claude-sonnet-4-5 (edited)" in err

@@ -16,11 +16,13 @@ import tempfile
 import threading
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
 from . import __version__
 from ._offload import DEFAULT_OFFLOADING_TOKEN_LIMIT, LocalDirBackend, ToolResultOffloadingConfig
+from .billing import PRICING, Pricing, cost
 from .clearing import (
     DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_THRESHOLD,
@@ -36,7 +38,7 @@ from .inspector.exports import json_bytes
 from .lab import apply, compare, parse_policy, policy_name, replay
 from .model import Transcript
 from .reduction import EinoReductionConfig
-from .report import display_text, recorded_usage, report_dict, summary_dict, tool_summary
+from .report import cost_dict, display_text, recorded_usage, report_dict, summary_dict, tool_summary
 from .result import Result
 
 __all__ = ["main"]
@@ -109,6 +111,45 @@ def _non_negative(text: str) -> int:
     return value
 
 
+def _dollars(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected dollars per million tokens, got {text!r}") from None
+    if value < 0 or value != value or value in (float("inf"),):
+        raise argparse.ArgumentTypeError(f"expected dollars per million tokens >= 0, got {text!r}")
+    return value
+
+
+def _pricing_options(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("money (with --replay; presets: 'toolclear prices')")
+    g.add_argument("--pricing", metavar="NAME", help="price each model call with this preset's prices and cache")
+    g.add_argument("--price-input", type=_dollars, metavar="USD", help="input, dollars per million tokens")
+    g.add_argument("--price-output", type=_dollars, metavar="USD", help="output, dollars per million tokens")
+    g.add_argument("--price-cache-write", type=_dollars, metavar="USD", help="cache write, dollars per million")
+    g.add_argument("--price-cache-read", type=_dollars, metavar="USD", help="cache read, dollars per million")
+    g.add_argument("--cache", choices=["anthropic", "openai", "gemini", "none"], help="how the provider caches")
+    g.add_argument("--ttl", type=_non_negative, metavar="SECONDS", help="cache lifetime (Anthropic: 300 or 3600)")
+    g.add_argument("--overhead", type=_non_negative, metavar="TOKENS",
+                   help="tokens every call sends that the transcript does not hold (system prompt, tools)")
+    g.add_argument("--calibrate", action="store_true",
+                   help="fit the overhead and a tokenizer scale on the first 10 %% of calls' recorded usage")
+
+
+def _pricing(args: argparse.Namespace) -> Pricing | None:
+    given = {k: v for k, v in (("input", args.price_input), ("output", args.price_output),
+                               ("cache_write", args.price_cache_write), ("cache_read", args.price_cache_read),
+                               ("cache", args.cache), ("ttl_seconds", args.ttl),
+                               ("overhead_tokens", args.overhead)) if v is not None}
+    if args.pricing is None and not given:
+        return None
+    if args.pricing is None and ("input" not in given or "output" not in given):
+        raise UsageError("without --pricing NAME, give at least --price-input and --price-output")
+    base = PRICING[args.pricing] if args.pricing else Pricing(input=given["input"], output=given["output"],
+                                                                cache="none")
+    return replace(base, **given, name=base.name if not given else f"{base.name} (edited)")
+
+
 def _parser() -> _Parser:
     parser = _Parser(
         prog="toolclear",
@@ -151,6 +192,7 @@ def _parser() -> _Parser:
     red.add_argument("--offload-limit", type=_non_negative, default=DEFAULT_OFFLOADING_TOKEN_LIMIT,
                      help="offloading token limit; results over 4x this many tokens are offloaded "
                      f"(default: {DEFAULT_OFFLOADING_TOKEN_LIMIT})")
+    _pricing_options(red)
     red.add_argument("--read-tool", default="read_file", metavar="NAME",
                      help="tool the offload notice tells the model to use (default: read_file)")
 
@@ -168,6 +210,7 @@ def _parser() -> _Parser:
                       help="a policy to compare (repeatable; default: every policy at its defaults)")
     cmp_.add_argument("--single-pass", action="store_true", help="apply each policy once to the whole history")
     cmp_.add_argument("--json", action="store_true", help="print JSON (one object per conversation) instead")
+    _pricing_options(cmp_)
 
     insp = sub.add_parser(
         "inspect",
@@ -194,6 +237,10 @@ def _parser() -> _Parser:
     app.add_argument("--port", type=_non_negative, default=8501, help="port to serve on (default: 8501)")
     app.add_argument("--address", default="localhost", help="address to serve on (default: localhost)")
     app.add_argument("--headless", action="store_true", help="do not open a browser window")
+    sub.add_parser(
+        "prices", help="the pricing presets (dollars per million tokens, their date and page)",
+        description="The pricing presets --pricing takes: prices, cache kind, the date and page they come from.",
+    )
     sub.add_parser(
         "formats",
         help="list the transcript formats toolclear reads",
@@ -391,43 +438,88 @@ def _reduce(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
     transcripts = load_all(source, args.format, name=label)
     chosen = _select(transcripts, args.conversation)
     config, offloading, backend = _policy_setup(args)
+    pricing = _pricing(args)
+    if pricing is not None and not args.replay:
+        raise UsageError("--pricing needs --replay: money is counted per model call")
+    costs: list[Any] = []
     pairs, reports = [], []
-    cleared = failures = offloaded = saved = breaks = 0
+    tally = Counter[str]()
     for t in chosen:
         result = _run_policy(t, config, args, offloading, backend)
         pairs.append((t, result.messages))
-        cleared += len(result.cleared_indices)
-        summary = summary_dict(result)
-        saved += summary["tokens_saved"]
-        breaks += summary.get("cache_breaks", 0)
-        if isinstance(result, Result):
-            for note in result.notes:
-                print(f"toolclear: note: {terminal_text(note)}", file=stderr)
-        if result.offloads:
-            failures += sum(1 for r in result.offloads if r is not None and r.error)
-            offloaded += sum(1 for r in result.offloads if r is not None and r.offloaded)
+        _tally(tally, result, stderr)
+        c = cost(result, pricing, calibrate=args.calibrate, compactions=[k for k, _ in t.marks]) \
+            if pricing is not None and isinstance(result, Result) else None
+        if c is not None:
+            costs.append((t, c))
         if args.report:
-            reports.append(report_dict(result, t, offloading))
+            one = report_dict(result, t, offloading)
+            if c is not None:
+                one["cost"] = cost_dict(c)
+            reports.append(one)
     data = dump_all(pairs)
     _write_output(args.output, data, stdout)
     if args.report:
         doc = reports[0] if len(reports) == 1 else {"conversations": reports}
         _write_output(args.report, json_bytes(doc), stdout)
-    if failures:
-        print(f"toolclear: warning: {failures} offload write(s) failed; those results were kept", file=stderr)
+    if tally["failures"]:
+        print(f"toolclear: warning: {tally['failures']} offload write(s) failed; those results were kept",
+              file=stderr)
+    for t, c in costs:
+        for line in _cost_lines(t, c):
+            print(line, file=stderr)
     if args.output:
-        parts = [f"{cleared} message(s) changed" if not isinstance(config, ClearToolResultConfig)
-                 else f"{cleared} tool result(s) cleared"]
+        parts = [f"{tally['cleared']} message(s) changed" if not isinstance(config, ClearToolResultConfig)
+                 else f"{tally['cleared']} tool result(s) cleared"]
         if offloading is not None:
-            parts.append(f"{offloaded} offloaded")
-        parts.append(f"{_fmt(saved)} tokens fewer in the final history")
+            parts.append(f"{tally['offloaded']} offloaded")
+        parts.append(f"{_fmt(tally['saved'])} tokens fewer in the final history")
         if args.replay:
-            parts.append(f"{breaks} prompt-cache break(s)")
+            parts.append(f"{tally['breaks']} prompt-cache break(s)")
         print(
             f"toolclear: {', '.join(parts)} in {len(chosen)} conversation(s); wrote {terminal_text(args.output)}",
             file=stderr,
         )
     return 0
+
+
+def _tally(tally: Counter[str], result: Reduction | Result, stderr: IO[str]) -> None:
+    """Add one conversation's numbers to the summary line; say the reference's notes."""
+    tally["cleared"] += len(result.cleared_indices)
+    summary = summary_dict(result)
+    tally["saved"] += summary["tokens_saved"]
+    tally["breaks"] += summary.get("cache_breaks", 0)
+    if isinstance(result, Result):
+        for note in result.notes:
+            print(f"toolclear: note: {terminal_text(note)}", file=stderr)
+    if result.offloads:
+        tally["failures"] += sum(1 for r in result.offloads if r is not None and r.error)
+        tally["offloaded"] += sum(1 for r in result.offloads if r is not None and r.offloaded)
+
+
+def _usd(x: float) -> str:
+    sign = "-" if x < 0 else ""
+    x = abs(x)
+    return f"{sign}${x:,.4f}" if x < 1 else f"{sign}${x:,.2f}"
+
+
+def _cost_lines(t: Transcript, c: Any) -> list[str]:
+    """The cost table of one conversation: with the policy, without it, the difference."""
+    w, wo = c.totals(), c.totals(True)
+    head = f"toolclear: cost of {terminal_text(t.id)} at {terminal_text(c.pricing.name)} ({c.pricing.cache} cache)"
+    rows = [("", "uncached", "cache write", "cache read", "output", "dollars")]
+    for name, tot in (("with the policy", w), ("without it", wo)):
+        rows.append((name, _fmt(int(tot["uncached_tokens"])), _fmt(int(tot["cache_write_tokens"])),
+                     _fmt(int(tot["cache_read_tokens"])), _fmt(int(tot["output_tokens"])), _usd(tot["dollars"])))
+    widths = [max(len(r[k]) for r in rows) for k in range(6)]
+    out = [head] + ["  " + "  ".join(v.ljust(wd) if k == 0 else v.rjust(wd) for k, (v, wd) in
+                                     enumerate(zip(r, widths))) for r in rows]
+    saved = c.dollars_saved
+    out.append(f"  {'saves' if saved >= 0 else 'costs'} {_usd(abs(saved))}"
+               + ("" if saved >= 0 else " more than doing nothing"))
+    for note in c.assumptions:
+        out.append(f"  note: {terminal_text(note)}")
+    return out
 
 
 def _compare(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
@@ -438,9 +530,12 @@ def _compare(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> in
                             "swe-agent"]
     configs = [parse_policy(spec) for spec in specs]
     mode = "single pass" if args.single_pass else "replay"
+    pricing = _pricing(args)
+    if pricing is not None and args.single_pass:
+        raise UsageError("--pricing needs a replay: drop --single-pass")
     docs, lines = [], []
     for t in chosen:
-        table = compare(t.messages, configs, mode=mode, counter=args.counter).table
+        table = compare(t.messages, configs, mode=mode, counter=args.counter, pricing=pricing).table
         if args.json:
             docs.append({"conversation": t.id, "source": t.source, "mode": mode, "counter": args.counter,
                          "policies": [dict(zip(table.columns, map(_plain, row))) for row in table.itertuples(
@@ -448,10 +543,14 @@ def _compare(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> in
             continue
         lines.append(f"{display_text(t.source or label or '-')} · conversation {display_text(t.id)} · "
                      f"{len(t.messages):,} messages · {mode} · tokens counted with {args.counter}")
-        head = ("policy", "peak context", "tokens sent", "saved", "saved %", "changed", "cache breaks")
+        head: tuple[str, ...] = ("policy", "peak context", "tokens sent", "saved", "saved %", "changed",
+                                 "cache breaks")
         rows = [(str(r.policy), _fmt(int(r.peak_context)), _fmt(int(r.tokens_sent)), _fmt(int(r.tokens_saved)),
                  f"{r.saved_percent:.1f}", _fmt(int(r.results_changed)), _fmt(int(r.cache_breaks)))
+                + ((_usd(r.dollars), _usd(r.dollars_without_policy), _usd(r.dollars_saved)) if pricing else ())
                 for r in table.itertuples(index=False)]
+        if pricing is not None:
+            head += ("dollars", "without", "dollars saved")
         widths = [max(len(h), *(len(row[k]) for row in rows)) for k, h in enumerate(head)]
         lines.append("  ".join(h.ljust(w) if k == 0 else h.rjust(w) for k, (h, w) in enumerate(zip(head, widths))))
         for row in rows:
@@ -580,6 +679,16 @@ def _app(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
         return 0
 
 
+def _prices(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
+    lines = ["preset              input  output  cache write  cache read  cache      min   as of       source"]
+    for name, p in PRICING.items():
+        lines.append(f"{name:<18} {p.input:>6.3g} {p.output:>7.3g} {p.cache_write:>12.3g} {p.cache_read:>11.3g}  "
+                     f"{p.cache:<9} {p.min_cacheable:>5}  {p.as_of}  {p.source}")
+    lines.append("US dollars per million tokens. Edit toolclear/data/pricing.json or pass --price-* to change them.")
+    stdout.write(("\n".join(lines) + "\n").encode())
+    return 0
+
+
 def _formats(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
     lines = []
     width = max(len(f.name) for f in list_formats())
@@ -600,7 +709,7 @@ def _counters(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> i
     return 0
 
 
-_COMMANDS = {"reduce": _reduce, "compare": _compare, "inspect": _inspect, "app": _app, "formats": _formats, "counters": _counters}
+_COMMANDS = {"reduce": _reduce, "compare": _compare, "prices": _prices, "inspect": _inspect, "app": _app, "formats": _formats, "counters": _counters}
 
 
 def main(argv: Sequence[str] | None = None, *, stdout: IO[bytes] | None = None, stderr: IO[str] | None = None) -> int:

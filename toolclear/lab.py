@@ -160,6 +160,8 @@ class Comparison:
     configs: tuple[Any, ...]
     results: tuple[Result, ...]
     labels: tuple[str, ...]
+    costs: tuple[Any, ...] = ()
+    """Each result priced (``toolclear.cost``) when ``compare`` was given a pricing."""
 
     @property
     def table(self) -> pd.DataFrame:
@@ -184,6 +186,10 @@ class Comparison:
                 "cache_breaks": r.cache_breaks,
                 "final_tokens": r.tokens_after,
             })
+        for row, c in zip(rows, self.costs):
+            row["dollars"] = round(c.dollars, 6)
+            row["dollars_without_policy"] = round(c.dollars_without_policy, 6)
+            row["dollars_saved"] = round(c.dollars_saved, 6)
         return pd.DataFrame(rows)
 
 
@@ -209,10 +215,12 @@ def compare(
     mode: str = "replay",
     counter: str | TokenCounter | None = None,
     backend_factory: Any = None,
+    pricing: Any = None,
 ) -> Comparison:
     """Every config on the same transcript, with the same counter (a replay each, or a
     single pass with ``mode="single pass"``). A policy that needs a backend gets a fresh
-    ``MemoryBackend`` (or ``backend_factory()``)."""
+    ``MemoryBackend`` (or ``backend_factory()``). With ``pricing`` (a ``Pricing`` or a
+    preset's name; replay only) the table gets each policy's dollars."""
     from ._offload import MemoryBackend
 
     msgs = tuple(messages)
@@ -230,7 +238,14 @@ def compare(
         seen[lab] = seen.get(lab, 0) + 1
         if seen[lab] > 1:
             labels[k] = f"{lab} ({seen[lab]})"
-    return Comparison(tuple(configs), tuple(results), tuple(labels))
+    costs: tuple[Any, ...] = ()
+    if pricing is not None:
+        from .billing import cost
+
+        if mode != "replay":
+            raise ConfigError("pricing needs a replay: a single pass has no model calls to price")
+        costs = tuple(cost(r, pricing) for r in results)
+    return Comparison(tuple(configs), tuple(results), tuple(labels), costs)
 
 
 _ALIASES: dict[str, dict[str, str]] = {

@@ -220,6 +220,21 @@ def settings_dict(
     return out
 
 
+def cost_dict(c: Any) -> dict[str, Any]:
+    """A ``Cost`` as JSON: pricing, totals with and without the policy, rows per call."""
+    p = c.pricing
+    return {
+        "pricing": {"name": p.name, "input": p.input, "output": p.output, "cache_write": p.cache_write,
+                    "cache_read": p.cache_read, "cache": p.cache, "ttl_seconds": p.ttl_seconds,
+                    "min_cacheable": p.min_cacheable, "overhead_tokens": c.overhead_tokens, "scale": c.scale,
+                    "as_of": p.as_of, "source": p.source},
+        "dollars": c.dollars, "dollars_without_policy": c.dollars_without_policy, "dollars_saved": c.dollars_saved,
+        "totals": c.totals(), "totals_without_policy": c.totals(True),
+        "assumptions": list(c.assumptions),
+        "calls": [dict(r._asdict()) for r in c.calls],
+    }
+
+
 def summary_dict(result: Result) -> SummaryDict:
     """Totals of one result: what the app's headline metrics show."""
     before = result.tokens_before

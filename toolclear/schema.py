@@ -147,6 +147,8 @@ class _ReportBase(TypedDict):
 
 
 class ReportDict(_ReportBase, total=False):
+    cost: dict[str, Any]
+    """With a pricing: totals with and without the policy, and one row per model call."""
     source: str
     format: str
     conversation: str

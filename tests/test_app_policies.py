@@ -113,3 +113,36 @@ def test_policy_export_gives_the_frameworks_own_settings() -> None:
     code = next(c.value for c in at.code if "context_management" in c.value)
     edit = json.loads(code)["context_management"]["edits"][0]
     assert edit["trigger"] == {"type": "input_tokens", "value": 30_000} and edit["keep"]["value"] == 3
+
+
+def test_money_in_the_headline_replay_view_and_compare() -> None:
+    path = CORPUS / "claude_code" / "entire-cli_cc-2.1.7_webfetch-websearch_86-4e0c91f5c0.jsonl"
+    at = start()
+    at.file_uploader(key="upload").set_value((path.name, path.read_bytes(), "application/jsonl")).run()
+    assert at.selectbox(key="pricing").value == "claude-opus-4-5"  # the log's model picks the preset
+    at.radio(key="mode").set_value("replay").run()
+    at.number_input(key="threshold_input").set_value(10_000).run()
+    at.number_input(key="keep_input").set_value(20_000).run()
+    assert not at.exception, at.exception
+    t = tc.load(path)
+    rp = tc.replay(t.messages, tc.ClearToolResultConfig(10_000, 20_000))
+    c = tc.cost(rp, "claude-opus-4-5", calibrate=True, compactions=[k for k, _ in t.marks])
+    m = metrics(at)
+    assert m["Cost with the policy"] == f"${c.dollars:,.2f}"
+    assert m["Cost without it"] == f"${c.dollars_without_policy:,.2f}"
+    assert ("Costs more by" in m) == (c.dollars_saved < 0)
+    show(at, "Replay")
+    recorded = next(df.value for df in at.dataframe if "recorded" in df.value.columns)
+    assert list(recorded[""]) == ["cache reads (tokens)", "cache writes (tokens)", "uncached input (tokens)",
+                                  "input dollars"]
+    assert abs(float(recorded["error %"].iloc[-1])) < 15
+    show(at, "Compare")
+    table = next(df.value for df in at.dataframe if "policy" in df.value.columns)
+    assert "dollars" in table.columns and "dollars_saved" in table.columns
+
+
+def test_no_pricing_hides_the_money() -> None:
+    at = start()
+    at.selectbox(key="pricing").set_value("(no pricing)").run()
+    at.radio(key="mode").set_value("replay").run()
+    assert "Cost with the policy" not in metrics(at)

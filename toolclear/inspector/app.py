@@ -24,7 +24,7 @@ import toolclear as tc
 from toolclear import report, schema
 from toolclear import sweep as sweeps
 from toolclear.formats._source import read_source
-from toolclear.inspector import charts, exports, snippets
+from toolclear.inspector import charts, exports, money, snippets
 from toolclear.inspector.policy_views import POLICY_CHOICES, render_compare, render_policy
 from toolclear.inspector.widgets import compact, md, plural, safe, short, slider_pair, sync
 
@@ -626,29 +626,32 @@ def run_app() -> None:
         + f" · {len(t.messages):,} messages"
     )
     offloading, counter = render_settings(t)
+    pricing, calibrate = money.render_pricing(t)
     kind = POLICY_CHOICES[st.session_state.policy]
     if kind == "eino":
-        results(t, digest, counter, offloading, len(loaded.transcripts))
+        results(t, digest, counter, offloading, len(loaded.transcripts), pricing, calibrate)
     else:
-        policy_results(kind, t, digest, counter)
+        policy_results(kind, t, digest, counter, pricing, calibrate)
 
 
 @st.fragment
-def policy_results(kind: str, t: tc.Transcript, digest: str, counter: str) -> None:
+def policy_results(kind: str, t: tc.Transcript, digest: str, counter: str, pricing: tc.Pricing | None,
+                   calibrate: bool) -> None:
     """A policy other than eino's clear-tool-result: its controls and the same views."""
-    _safely(render_policy, kind, t, digest, counter, render_metrics, render_table, render_transcript_notes, VIEWS)
+    _safely(render_policy, kind, t, digest, counter, render_metrics, render_table, render_transcript_notes, VIEWS,
+            pricing, calibrate)
 
 
 @st.fragment
 def results(t: tc.Transcript, digest: str, counter: str, offloading: tc.ToolResultOffloadingConfig | None,
-            conversations: int) -> None:
+            conversations: int, pricing: tc.Pricing | None = None, calibrate: bool = False) -> None:
     """Everything the threshold and keep controls change. A fragment: moving them reruns
     this part only, not the sidebar, the upload or the loading above it."""
-    _safely(_results, t, digest, counter, offloading, conversations)
+    _safely(_results, t, digest, counter, offloading, conversations, pricing, calibrate)
 
 
 def _results(t: tc.Transcript, digest: str, counter: str, offloading: tc.ToolResultOffloadingConfig | None,
-             conversations: int) -> None:
+             conversations: int, pricing: tc.Pricing | None = None, calibrate: bool = False) -> None:
     _render_numbers(t, counter)
     config = current_config(counter)
     mode: schema.Mode = st.session_state.mode
@@ -662,6 +665,7 @@ def _results(t: tc.Transcript, digest: str, counter: str, offloading: tc.ToolRes
         result = tc.reduce_by_tokens(t.messages, config, offloading=offloading, backend=backend)
     summary = report.summary_dict(result)
     render_metrics(summary, mode)
+    priced = money.render_cost_headline(result, pricing, calibrate, t)
     if not summary["triggered"]:
         tool_total = summary["total_tool_result_tokens"]
         st.info(f"Nothing is cleared: the tool results hold {tool_total:,} tokens, not more than the threshold "
@@ -679,8 +683,12 @@ def _results(t: tc.Transcript, digest: str, counter: str, offloading: tc.ToolRes
             render_usage(result, t, config, summary["recent_start_index"])
     if replay_tab.open:
         with replay_tab:
-            render_replay(rp if rp is not None else tc.replay(
-                t.messages, config, offloading=offloading, backend=tc.MemoryBackend() if offloading else None), t)
+            shown = rp if rp is not None else tc.replay(
+                t.messages, config, offloading=offloading, backend=tc.MemoryBackend() if offloading else None)
+            render_replay(shown, t)
+            if pricing is not None:
+                money.render_cost_view(priced if priced is not None else tc.cost(
+                    shown, pricing, calibrate=calibrate, compactions=[k for k, _ in t.marks]), t)
     if table.open:
         with table:
             render_table(t, result)
@@ -689,7 +697,7 @@ def _results(t: tc.Transcript, digest: str, counter: str, offloading: tc.ToolRes
             render_sweep(t, config, mode, (digest, t.id))
     if compare_tab.open:
         with compare_tab:
-            render_compare(t, counter, tc.lab.policy_spec(config))
+            render_compare(t, counter, tc.lab.policy_spec(config), pricing)
     if export.open:
         with export:
             render_export(t, result, config, offloading, backend, mode, conversations)

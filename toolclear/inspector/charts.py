@@ -509,3 +509,56 @@ def strip_figure(comparison: Any, original: Sequence[Message], *, height: int | 
                       xaxis={"title": "tool result (message index)", "type": "category", "showticklabels": len(tools) <= 60},
                       yaxis={"autorange": "reversed"})
     return fig
+
+
+def cost_figure(c: Any, *, height: int = 380) -> Any:
+    """Dollars per model call stacked by kind; breaks marked; cumulative with and without."""
+    import numpy as np
+    import plotly.graph_objects as go
+
+    p = c.pricing
+    calls = c.calls
+    x = [r.call_index for r in calls]
+    parts = (("uncached input", [r.uncached_tokens * p.input / 1e6 for r in calls], "#ff7f0e"),
+             ("cache writes", [r.cache_write_tokens * p.cache_write / 1e6 for r in calls], "#d62728"),
+             ("cache reads", [r.cache_read_tokens * p.cache_read / 1e6 for r in calls], "#2ca02c"),
+             ("output", [r.output_tokens * p.output / 1e6 for r in calls], "#9467bd"))
+    fig = go.Figure()
+    for name, ys, color in parts:
+        fig.add_trace(go.Bar(x=x, y=ys, name=name, marker={"color": color, "line": {"width": 0}},
+                             hovertemplate="call at #%{x}: $%{y:.4f} " + name + "<extra></extra>"))
+    br = [r for r in calls if r.cache_break]
+    if br:
+        fig.add_trace(go.Scatter(x=[r.call_index for r in br], y=[r.dollars for r in br], mode="markers",
+                                 name="cache break", marker={"symbol": "x", "size": 9, "color": "#333"},
+                                 customdata=[r.break_dollars for r in br],
+                                 hovertemplate="call at #%{x}: the break cost $%{customdata:.4f}<extra></extra>"))
+    fig.add_trace(go.Scatter(x=x, y=np.cumsum([r.dollars for r in calls]), name="run so far, with the policy",
+                             yaxis="y2", mode="lines", line={"color": "#1f77b4", "width": 2}))
+    fig.add_trace(go.Scatter(x=x, y=np.cumsum([r.dollars for r in c.calls_without_policy]),
+                             name="run so far, without it", yaxis="y2", mode="lines",
+                             line={"color": "#8c8c8c", "dash": "dot"}))
+    fig.update_layout(barmode="stack", height=height, margin={"l": 10, "r": 10, "t": 20, "b": 10},
+                      legend={"orientation": "h", "y": -0.25, "yanchor": "top", "x": 0},
+                      xaxis={"title": "model call (index of the assistant message it produced)"},
+                      yaxis={"title": "dollars per call", "tickprefix": "$"},
+                      yaxis2={"title": "dollars so far", "overlaying": "y", "side": "right", "tickprefix": "$",
+                              "showgrid": False, "rangemode": "tozero"}, hovermode="closest")
+    return fig
+
+
+def recorded_figure(recorded: Any, simulated: Any, *, height: int = 320) -> Any:
+    """Input dollars per call: what the log recorded, and the model of the same run."""
+    import plotly.graph_objects as go
+
+    sim = {r.call_index: r for r in simulated.calls_without_policy}
+    x = [r.call_index for r in recorded.calls if r.call_index in sim]
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=x, y=[r.input_dollars for r in recorded.calls if r.call_index in sim],
+                             name="recorded", mode="lines+markers", line={"color": "#333"}))
+    fig.add_trace(go.Scatter(x=x, y=[sim[i].input_dollars for i in x], name="simulated", mode="lines+markers",
+                             line={"color": "#1f77b4", "dash": "dot"}))
+    fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 20, "b": 10},
+                      legend={"orientation": "h", "y": -0.3, "yanchor": "top", "x": 0},
+                      xaxis={"title": "model call"}, yaxis={"title": "input dollars", "tickprefix": "$"})
+    return fig

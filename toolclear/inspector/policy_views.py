@@ -17,7 +17,7 @@ import streamlit as st
 
 import toolclear as tc
 from toolclear import lab, report, schema
-from toolclear.inspector import charts, exports, snippets
+from toolclear.inspector import charts, exports, money, snippets
 from toolclear.inspector.widgets import md, slider_pair, sync
 from toolclear.langchain_edit import langchain_tokens
 from toolclear.reduction import reduction_tokens
@@ -197,7 +197,8 @@ def current_policy(kind: str, t: tc.Transcript, counter: str) -> tuple[Any, bool
 
 
 def render_policy(kind: str, t: tc.Transcript, digest: str, counter: str, render_metrics: Callable[..., None],
-                  render_table: Callable[..., None], render_notes: Callable[..., None], views: tuple[str, ...]) -> None:
+                  render_table: Callable[..., None], render_notes: Callable[..., None], views: tuple[str, ...],
+                  pricing: tc.Pricing | None = None, calibrate: bool = False) -> None:
     """Everything below the sidebar for a policy other than eino's clear-tool-result."""
     config, files = current_policy(kind, t, counter)
     mode: schema.Mode = st.session_state.mode
@@ -206,6 +207,7 @@ def render_policy(kind: str, t: tc.Transcript, digest: str, counter: str, render
     result = run(t.messages, config, backend=backend, counter=counter)
     summary = report.summary_dict(result)
     render_metrics(summary, mode)
+    priced = money.render_cost_headline(result, pricing, calibrate, t)
     truncated = summary["status_counts"].get("offloaded", 0)
     if truncated:
         st.caption(f"{truncated:,} result(s) truncated as the tool returned: the model sees the head and tail, the "
@@ -234,12 +236,15 @@ def render_policy(kind: str, t: tc.Transcript, digest: str, counter: str, render
                 c[1].metric("Input tokens over all calls", f"{rp.tokens_sent:,}",
                             f"-{rp.tokens_sent_unreduced - rp.tokens_sent:,} vs. no policy", delta_color="off")
                 c[2].metric("Prompt-cache breaks", f"{rp.cache_breaks:,}")
+                if pricing is not None:
+                    money.render_cost_view(priced if priced is not None else tc.cost(
+                        rp, pricing, calibrate=calibrate, compactions=[k for k, _ in t.marks]), t)
             elif name == "Messages":
                 render_table(t, result)
             elif name == "Parameter sweep":
                 render_policy_sweep(kind, t, config, mode, counter, files, digest)
             elif name == "Compare":
-                render_compare(t, counter, lab.policy_spec(config))
+                render_compare(t, counter, lab.policy_spec(config), pricing)
             elif name == "Export":
                 render_policy_export(t, result, config, mode)
 
@@ -344,7 +349,7 @@ def _suggested(t: tc.Transcript, counter: str, current: str) -> list[str]:
     return out
 
 
-def render_compare(t: tc.Transcript, counter: str, current: str) -> None:
+def render_compare(t: tc.Transcript, counter: str, current: str, pricing: tc.Pricing | None = None) -> None:
     """Up to five policies on this conversation, call by call."""
     if "compare_specs" not in st.session_state or st.session_state.get("_compare_for") != (t.id, len(t.messages)):
         st.session_state["compare_specs"] = "\n".join(_suggested(t, counter, current))
@@ -371,7 +376,8 @@ def render_compare(t: tc.Transcript, counter: str, current: str) -> None:
     if not configs:
         st.info("Add a policy, one per line.")
         return
-    cmp = _compare_cached((t.id, len(t.messages), tuple(lines), counter), t, tuple(configs), counter)
+    cmp = _compare_cached((t.id, len(t.messages), tuple(lines), counter, pricing), t, tuple(configs), counter,
+                          pricing)
     table = cmp.table
     st.dataframe(table.drop(columns=["kind"]), hide_index=True, key="compare_table",
                  column_config={"saved_percent": st.column_config.NumberColumn("saved %", format="%.1f")})
@@ -390,8 +396,9 @@ def _add_spec(spec: str) -> None:
 
 
 @st.cache_resource(max_entries=8, show_spinner="Comparing…")
-def _compare_cached(key: tuple[Any, ...], _t: tc.Transcript, _configs: tuple[Any, ...], counter: str) -> Any:
-    return tc.compare(_t.messages, _configs, counter=counter)
+def _compare_cached(key: tuple[Any, ...], _t: tc.Transcript, _configs: tuple[Any, ...], counter: str,
+                    _pricing: Any) -> Any:
+    return tc.compare(_t.messages, _configs, counter=counter, pricing=_pricing)
 
 
 # ------------------------------------------------------------------ export

@@ -1,0 +1,139 @@
+"""The inspector's money: a pricing picker in the sidebar, dollars in the headline, the
+cost of each model call in the Replay view, and the model against what the log recorded."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, cast
+
+import pandas as pd
+import streamlit as st
+
+import toolclear as tc
+from toolclear.billing import CacheKind
+from toolclear.inspector import charts
+from toolclear.inspector.widgets import md
+
+__all__ = ["NO_PRICING", "render_cost_headline", "render_cost_view", "render_pricing"]
+
+NO_PRICING = "(no pricing)"
+
+
+def _default_preset(t: tc.Transcript) -> str:
+    model = tc.run_model(t.messages)
+    names = list(tc.PRICING)
+    if not model:
+        return NO_PRICING
+    best = max(names, key=lambda n: (len(_common(n, model)), -names.index(n)))
+    return best if len(_common(best, model)) >= 8 else NO_PRICING
+
+
+def _common(a: str, b: str) -> str:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
+
+
+def render_pricing(t: tc.Transcript) -> tuple[tc.Pricing | None, bool]:
+    """The sidebar's pricing picker: a preset (the log's model when it names a known
+    one), its numbers editable, the per-call overhead; returns the pricing and whether
+    to calibrate on the recorded usage."""
+    st.sidebar.header("Money")
+    choices = [NO_PRICING, *tc.PRICING]
+    key = ("pricing_for", t.source, t.id)
+    if st.session_state.get("_pricing_for") != key:
+        st.session_state["_pricing_for"] = key
+        st.session_state["pricing"] = _default_preset(t)
+    st.sidebar.selectbox("Pricing", choices, key="pricing",
+                         help="Prices each model call with a prompt cache (Replay mode). The log's model picks "
+                              "the preset when it names a known one.")
+    if st.session_state.pricing == NO_PRICING:
+        return None, False
+    base = tc.PRICING[st.session_state.pricing]
+    st.sidebar.caption(md(f"{base.name}: as of {base.as_of}, from {base.source}"))
+    with st.sidebar.expander("Prices and cache"):
+        cols = st.columns(2)
+        inp = cols[0].number_input("Input $/M", 0.0, None, float(base.input), key=f"pr_in_{base.name}")
+        out = cols[1].number_input("Output $/M", 0.0, None, float(base.output), key=f"pr_out_{base.name}")
+        wr = cols[0].number_input("Cache write $/M", 0.0, None, float(base.cache_write), key=f"pr_w_{base.name}")
+        rd = cols[1].number_input("Cache read $/M", 0.0, None, float(base.cache_read), key=f"pr_r_{base.name}")
+        kinds = ["anthropic", "openai", "gemini", "none"]
+        kind = st.selectbox("Cache", kinds, index=kinds.index(base.cache), key=f"pr_kind_{base.name}")
+        ttl = st.number_input("Cache lifetime (s)", 0, None, base.ttl_seconds, 60, key=f"pr_ttl_{base.name}")
+        overhead = st.number_input("Per-call overhead (tokens)", 0, None, base.overhead_tokens, 1000,
+                                   key=f"pr_oh_{base.name}",
+                                   help="What every call sends that the transcript does not hold: the system "
+                                        "prompt and the tool schemas.")
+    has_usage = any(m.usage is not None for m in t.messages)
+    calibrate = st.sidebar.toggle("Calibrate on the recorded usage", value=has_usage, key="pr_calibrate",
+                                  disabled=not has_usage,
+                                  help="Fits the overhead and a tokenizer scale on at most the first 10 % of "
+                                       "calls' recorded usage." if has_usage else "The log recorded no usage.")
+    pricing = replace(base, input=float(inp), output=float(out), cache_write=float(wr), cache_read=float(rd),
+                      cache=cast(CacheKind, kind), ttl_seconds=int(ttl), overhead_tokens=int(overhead))
+    return pricing, bool(calibrate and has_usage)
+
+
+def _cost(result: tc.Result, pricing: tc.Pricing, calibrate: bool, t: tc.Transcript) -> Any:
+    return tc.cost(result, pricing, calibrate=calibrate, compactions=[k for k, _ in t.marks])
+
+
+def render_cost_headline(result: Any, pricing: tc.Pricing | None, calibrate: bool, t: tc.Transcript) -> Any:
+    """Dollars with and without the policy, and the difference, beside the tokens."""
+    if pricing is None:
+        return None
+    if not isinstance(result, tc.Result) or result.mode != "replay":
+        st.caption("Set **Mode** to *replay* to see what the run costs: money is counted per model call.")
+        return None
+    c = _cost(result, pricing, calibrate, t)
+    cols = st.columns(4)
+    cols[0].metric("Cost with the policy", _usd(c.dollars), help="Every model call of the run, priced with the "
+                   "prompt cache: " + "; ".join(c.assumptions or ("no assumption",)))
+    cols[1].metric("Cost without it", _usd(c.dollars_without_policy))
+    saved = c.dollars_saved
+    cols[2].metric("Money saved" if saved >= 0 else "Costs more by", _usd(abs(saved)),
+                   help="Clearing breaks the cached prefix: the calls after a break pay to write the rest again. "
+                        "Tokens saved can still cost dollars.")
+    cols[3].metric("Cache breaks cost", _usd(sum(r.break_dollars for r in c.calls)))
+    if saved < 0:
+        st.warning(f"At these settings the policy costs {_usd(-saved)} more than doing nothing: the cache "
+                   "breaks cost more than the tokens it saves.")
+    return c
+
+
+def _usd(x: float) -> str:
+    return f"${x:,.4f}" if abs(x) < 1 else f"${x:,.2f}"
+
+
+def render_cost_view(c: Any, t: tc.Transcript) -> None:
+    """Per call: dollars stacked by kind, breaks marked, the cumulative cost with and
+    without the policy; and, where the log recorded usage, the model against it."""
+    if c is None:
+        return
+    st.plotly_chart(charts.cost_figure(c), key="cost_chart", config={"displaylogo": False})
+    st.caption("Each bar is one model call's dollars: uncached input, cache writes, cache reads and output. A "
+               "cross marks a call that broke the cache (hover: what the break cost); the lines add up the run "
+               "with and without the policy.")
+    recorded = tc.recorded_cost(t.messages, c.pricing)
+    if not recorded.calls:
+        return
+    sim = {r.call_index: r for r in c.calls_without_policy}
+    rows = []
+    for name, rec_v, sim_v in (
+        ("cache reads (tokens)", recorded.totals()["cache_read_tokens"],
+         sum(sim[r.call_index].cache_read_tokens for r in recorded.calls if r.call_index in sim)),
+        ("cache writes (tokens)", recorded.totals()["cache_write_tokens"],
+         sum(sim[r.call_index].cache_write_tokens for r in recorded.calls if r.call_index in sim)),
+        ("uncached input (tokens)", recorded.totals()["uncached_tokens"],
+         sum(sim[r.call_index].uncached_tokens for r in recorded.calls if r.call_index in sim)),
+        ("input dollars", recorded.input_dollars,
+         sum(sim[r.call_index].input_dollars for r in recorded.calls if r.call_index in sim)),
+    ):
+        err = (sim_v - rec_v) / rec_v * 100 if rec_v else float("nan")
+        rows.append({"": name, "recorded": rec_v, "simulated (no policy)": sim_v, "error %": round(err, 1)})
+    st.subheader("Recorded against simulated", anchor=False)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key="recorded_table")
+    st.plotly_chart(charts.recorded_figure(recorded, c), key="recorded_chart", config={"displaylogo": False})
+    st.caption(f"The log recorded the usage of {len(recorded.calls):,} call(s); the model prices the run without "
+               "the policy, as the log ran it." + (f" Calibration: {c.assumptions[0]}." if c.calibrated_on else ""))

@@ -146,3 +146,13 @@ def test_no_pricing_hides_the_money() -> None:
     at.selectbox(key="pricing").set_value("(no pricing)").run()
     at.radio(key="mode").set_value("replay").run()
     assert "Cost with the policy" not in metrics(at)
+
+
+def test_sweep_colours_by_dollars_with_the_break_even_line() -> None:
+    path = CORPUS / "claude_code" / "entire-cli_cc-2.1.7_webfetch-websearch_86-4e0c91f5c0.jsonl"
+    at = start()
+    at.file_uploader(key="upload").set_value((path.name, path.read_bytes(), "application/jsonl")).run()
+    at.radio(key="mode").set_value("replay").run()
+    show(at, "Parameter sweep")
+    assert not at.exception and not at.error
+    assert any("red cells cost more than doing nothing" in c.value for c in at.caption)

@@ -343,3 +343,12 @@ def test_compactions_and_context_window_are_drawn() -> None:
     assert list(line.y) == [200_000, 200_000]
     assert rp.layout.legend.y < 0  # below the plot, clear of the toolbar
     assert tc.context_window("openai/gpt-4o-mini") == 128_000 and tc.context_window("my-model") is None
+
+
+def test_dollar_heatmap_diverges_at_zero_and_draws_the_break_even() -> None:
+    sw = sweep.Sweep((0, 10), (5, 15), ((1.5, -0.5), (0.25, -2.0)), ((0, 0), (0, 0)), None, 0, "replay")
+    fig = charts.heatmap_figure(sw, "dollars_saved", (0, 5))
+    heat = fig.data[0]
+    assert heat.zmid == 0 and heat.colorscale[0][1] != heat.colorscale[-1][1]
+    contour = next(tr for tr in fig.data if tr.type == "contour")
+    assert contour.contours.start == 0 == contour.contours.end

@@ -15,7 +15,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 import streamlit as st
@@ -493,8 +493,23 @@ def _show_text(text: str, key: str) -> None:
         st.caption(f"Showing the first {DETAIL_CHARS:,} of {len(text):,} characters.")
 
 
+@st.cache_resource(max_entries=8, show_spinner="Pricing every cell…")
+def dollar_grid(key: tuple[Any, ...], _messages: tuple[tc.Message, ...], _config: tc.ClearToolResultConfig,
+                thresholds: tuple[int, ...], keeps: tuple[int, ...], pricing: tc.Pricing) -> sweeps.Sweep:
+    """Dollars saved over the run (negative: costs more than doing nothing) per cell."""
+    from dataclasses import replace as _replace
+
+    rows = []
+    for th in thresholds:
+        rows.append(tuple(round(tc.cost(tc.replay(_messages, _replace(_config, tool_result_token_threshold=th,
+                                                                     keep_recent_tokens=k)), pricing).dollars_saved, 4)
+                          for k in keeps))
+    grid = cast(tuple[tuple[int, ...], ...], tuple(rows))  # dollars, in the grid's own slots
+    return sweeps.Sweep(thresholds, keeps, grid, grid, None, 0, "replay")
+
+
 def render_sweep(t: tc.Transcript, config: tc.ClearToolResultConfig, mode: schema.Mode,
-                 key_base: tuple[Any, ...]) -> None:
+                 key_base: tuple[Any, ...], pricing: tc.Pricing | None = None) -> None:
     counts = tc.count_tokens(t.messages, config.token_counter)
     bounds = sweeps.slider_bounds(t.messages, counts, config.placeholder)
     thresholds, keeps = sweeps.sweep_axes(bounds)
@@ -513,6 +528,14 @@ def render_sweep(t: tc.Transcript, config: tc.ClearToolResultConfig, mode: schem
     with cols[1]:
         what = "cache_breaks" if sw.cache_breaks is not None else "cleared"
         st.plotly_chart(charts.heatmap_figure(sw, what, current), key="sweep_second", config={"displaylogo": False})
+    if pricing is not None and mode == "replay":
+        grid = dollar_grid((*key, pricing), t.messages, config, thresholds, keeps, pricing)
+        st.plotly_chart(charts.heatmap_figure(grid, "dollars_saved", current), key="sweep_dollars",
+                        config={"displaylogo": False})
+        losing = sum(1 for row in grid.tokens_saved for v in row if v < 0)
+        st.caption(f"Dollars saved over the run at {md(pricing.name)} prices, with the prompt cache: red cells cost "
+                   f"more than doing nothing ({losing} of {len(thresholds) * len(keeps)}); the black line is the "
+                   "break-even.")
     st.caption(
         "The threshold only decides *whether* clearing happens (once tool results pass it); "
         "the keep budget decides *how much* is cleared. The grid stops just under the "
@@ -694,7 +717,7 @@ def _results(t: tc.Transcript, digest: str, counter: str, offloading: tc.ToolRes
             render_table(t, result)
     if sweep_tab.open:
         with sweep_tab:
-            render_sweep(t, config, mode, (digest, t.id))
+            render_sweep(t, config, mode, (digest, t.id), pricing)
     if compare_tab.open:
         with compare_tab:
             render_compare(t, counter, tc.lab.policy_spec(config), pricing)

@@ -288,19 +288,29 @@ def heatmap_figure(sw: Sweep, values: str, current: tuple[int, int], *, height: 
     nearest cell (held to the edge, and said so, when the setting is off the grid)."""
     import plotly.graph_objects as go
 
-    z = getattr(sw, values)
+    dollars = values == "dollars_saved"
+    z = getattr(sw, "tokens_saved" if dollars else values)
     saved = "input tokens saved over all calls" if sw.mode == "replay" else "tokens saved in the final history"
-    titles = {"tokens_saved": saved, "cleared": "results cleared", "cache_breaks": "prompt-cache breaks"}
+    titles = {"tokens_saved": saved, "cleared": "results cleared", "cache_breaks": "prompt-cache breaks",
+              "dollars_saved": "dollars saved over the run (red: costs more than nothing)"}
     fig = go.Figure(
         go.Heatmap(
             z=[list(r) for r in z], x=list(sw.keeps), y=list(sw.thresholds),
-            colorscale="Blues" if values != "cache_breaks" else "Reds",
-            hovertemplate="threshold %{y:,}<br>keep %{x:,}<br>" + titles[values] + ": %{z:,}<extra></extra>",
+            colorscale="RdBu" if dollars else "Blues" if values != "cache_breaks" else "Reds",
+            zmid=0 if dollars else None,
+            hovertemplate="threshold %{y:,}<br>keep %{x:,}<br>" + titles[values]
+            + (": $%{z:,.4f}" if dollars else ": %{z:,}") + "<extra></extra>",
             # a short unit: the long title squeezed the plot at laptop widths (it is the chart's title)
-            colorbar={"title": {"tokens_saved": "tokens", "cleared": "results", "cache_breaks": "breaks"}[values],
-                      "thickness": 12},
+            colorbar={"title": {"tokens_saved": "tokens", "cleared": "results", "cache_breaks": "breaks",
+                                "dollars_saved": "$"}[values], "thickness": 12},
         )
     )
+    flat = [v for row in z for v in row]
+    if dollars and flat and min(flat) < 0 < max(flat):
+        fig.add_trace(go.Contour(z=[list(r) for r in z], x=list(sw.keeps), y=list(sw.thresholds),
+                                 contours={"start": 0, "end": 0, "size": 1, "coloring": "none"},
+                                 line={"color": "black", "width": 2}, showscale=False, hoverinfo="skip",
+                                 name="break-even"))
     t, k = current
     x, x_in = _clamp(k, sw.keeps)
     y, y_in = _clamp(t, sw.thresholds)

@@ -495,21 +495,23 @@ def _show_text(text: str, key: str) -> None:
 
 @st.cache_resource(max_entries=8, show_spinner="Pricing every cell…")
 def dollar_grid(key: tuple[Any, ...], _messages: tuple[tc.Message, ...], _config: tc.ClearToolResultConfig,
-                thresholds: tuple[int, ...], keeps: tuple[int, ...], pricing: tc.Pricing) -> sweeps.Sweep:
+                thresholds: tuple[int, ...], keeps: tuple[int, ...], pricing: tc.Pricing, calibrate: bool,
+                compactions: tuple[int, ...]) -> sweeps.Sweep:
     """Dollars saved over the run (negative: costs more than doing nothing) per cell."""
     from dataclasses import replace as _replace
 
     rows = []
     for th in thresholds:
         rows.append(tuple(round(tc.cost(tc.replay(_messages, _replace(_config, tool_result_token_threshold=th,
-                                                                     keep_recent_tokens=k)), pricing).dollars_saved, 4)
+                                                                     keep_recent_tokens=k)), pricing,
+                                         calibrate=calibrate, compactions=compactions).dollars_saved, 4)
                           for k in keeps))
     grid = cast(tuple[tuple[int, ...], ...], tuple(rows))  # dollars, in the grid's own slots
     return sweeps.Sweep(thresholds, keeps, grid, grid, None, 0, "replay")
 
 
 def render_sweep(t: tc.Transcript, config: tc.ClearToolResultConfig, mode: schema.Mode,
-                 key_base: tuple[Any, ...], pricing: tc.Pricing | None = None) -> None:
+                 key_base: tuple[Any, ...], pricing: tc.Pricing | None = None, calibrate: bool = False) -> None:
     counts = tc.count_tokens(t.messages, config.token_counter)
     bounds = sweeps.slider_bounds(t.messages, counts, config.placeholder)
     thresholds, keeps = sweeps.sweep_axes(bounds)
@@ -529,7 +531,8 @@ def render_sweep(t: tc.Transcript, config: tc.ClearToolResultConfig, mode: schem
         what = "cache_breaks" if sw.cache_breaks is not None else "cleared"
         st.plotly_chart(charts.heatmap_figure(sw, what, current), key="sweep_second", config={"displaylogo": False})
     if pricing is not None and mode == "replay":
-        grid = dollar_grid((*key, pricing), t.messages, config, thresholds, keeps, pricing)
+        marks = tuple(k for k, _ in t.marks)
+        grid = dollar_grid((*key, pricing, calibrate), t.messages, config, thresholds, keeps, pricing, calibrate, marks)
         st.plotly_chart(charts.heatmap_figure(grid, "dollars_saved", current), key="sweep_dollars",
                         config={"displaylogo": False})
         losing = sum(1 for row in grid.tokens_saved for v in row if v < 0)
@@ -717,7 +720,7 @@ def _results(t: tc.Transcript, digest: str, counter: str, offloading: tc.ToolRes
             render_table(t, result)
     if sweep_tab.open:
         with sweep_tab:
-            render_sweep(t, config, mode, (digest, t.id), pricing)
+            render_sweep(t, config, mode, (digest, t.id), pricing, calibrate)
     if compare_tab.open:
         with compare_tab:
             render_compare(t, counter, tc.lab.policy_spec(config), pricing)

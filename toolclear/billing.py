@@ -261,9 +261,7 @@ class _Fenwick:
 
 def compactions_of(messages: Sequence[Message]) -> tuple[int, ...]:
     """Where the log's agent compacted its context (Claude Code's summary messages)."""
-    head = COMPACTION_TEXT[:12]
-    return tuple(i for i, m in enumerate(messages)
-                 if m.content[:12] == head and m.role == "user" and m.content.startswith(COMPACTION_TEXT))
+    return tuple(i for i, m in enumerate(messages) if m.role == "user" and m.content.startswith(COMPACTION_TEXT))
 
 
 class _Cache:

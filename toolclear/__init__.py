@@ -21,6 +21,7 @@ from .clearing import (
     Reduction,
     reduce_by_tokens,
 )
+from .corpus import Corpus, CorpusSweep, Recommendation, grid, load_corpus, sweep_corpus
 from .counters import CounterInfo, TokenCounter, count_tokens, eino_tokens, get_counter, list_counters
 from .errors import (
     ConfigError,
@@ -47,6 +48,8 @@ __all__ = [
     "ClearToolResultConfig",
     "Comparison",
     "ConfigError",
+    "Corpus",
+    "CorpusSweep",
     "Cost",
     "CounterInfo",
     "CounterUnavailableError",
@@ -66,6 +69,7 @@ __all__ = [
     "Offloaded",
     "PRICING",
     "Pricing",
+    "Recommendation",
     "Reduction",
     "Replay",
     "ReplayStep",
@@ -91,14 +95,17 @@ __all__ = [
     "dump_all",
     "eino_tokens",
     "get_counter",
+    "grid",
     "list_counters",
     "list_formats",
     "load",
     "load_all",
+    "load_corpus",
     "offload",
     "recorded_cost",
     "reduce_by_tokens",
     "replay",
     "run_model",
+    "sweep_corpus",
     "truncate",
 ]

@@ -1,0 +1,122 @@
+"""A corpus of runs: folders, archives and lists; every config on every run, on any engine."""
+
+from __future__ import annotations
+
+import shutil
+import tarfile
+import zipfile
+
+import pytest
+
+import toolclear as tc
+
+from .conftest import CORPUS
+
+CONFIGS = tc.grid(tc.ClearToolResultConfig(), threshold=[5_000, 20_000], keep=[10_000, 40_000]) + [
+    tc.ObservationMaskingConfig.swe_agent(), tc.AnthropicClearToolUsesConfig(trigger_input_tokens=20_000)]
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    """Part of the real corpus in a folder, with one broken file among it."""
+    root = tmp_path_factory.mktemp("corpus") / "runs"
+    (root / "cc").mkdir(parents=True)
+    for p in sorted((CORPUS / "claude_code").glob("entire-cli_cc-2.1.[3-7]*.jsonl"))[:3]:
+        shutil.copy(p, root / "cc" / p.name)
+    shutil.copy(CORPUS / "openai_chat" / "tau-bench_gpt-4o_airline_historical-trajectories.json", root)
+    (root / "broken.json").write_text('{"role": "user", "content": ', encoding="utf-8")
+    (root / "notes.txt").write_text("not a transcript", encoding="utf-8")
+    return root
+
+
+def test_load_corpus_lists_without_reading(small) -> None:
+    corpus = tc.load_corpus(small)
+    labels = [f.label for f in corpus.files]
+    assert labels == sorted(labels) and "runs/broken.json" in labels and not any(x.endswith(".txt") for x in labels)
+    ids = [rid for rid, _ in corpus.runs()]
+    assert len(ids) == len(set(ids)) and sum(i.startswith("runs/tau-bench") for i in ids) == 200
+
+
+def test_archives_and_lists_give_the_same_runs(small, tmp_path) -> None:
+    folder = {rid.split("/", 1)[1]: len(t.messages) for rid, t in tc.load_corpus(small).runs()}
+    zpath, tpath = tmp_path / "runs.zip", tmp_path / "runs.tar.gz"
+    with zipfile.ZipFile(zpath, "w") as zf:
+        for p in small.rglob("*"):
+            if p.is_file():
+                zf.write(p, p.relative_to(small).as_posix())
+    with tarfile.open(tpath, "w:gz") as tf:
+        tf.add(small, arcname=".")
+    for archive in (zpath, tpath):
+        runs = {rid.split("!", 1)[1].removeprefix("./"): len(t.messages) for rid, t in tc.load_corpus(archive).runs()}
+        assert runs == folder
+    listed = tc.load_corpus([small / "cc" / p.name for p in sorted((small / "cc").iterdir())])
+    assert len(list(listed.runs())) == 3
+
+
+def test_bad_files_are_listed_and_skipped(small) -> None:
+    sw = tc.sweep_corpus(tc.load_corpus(small), CONFIGS[:1], engine="serial")
+    (bad,) = sw.errors
+    assert bad[0] == "runs/broken.json" and "\n" not in bad[1] and "line 1" in bad[1]
+    assert set(sw.table["file"]) == {f.label for f in tc.load_corpus(small).files} - {"runs/broken.json"}
+    missing = tc.load_corpus([small / "nope.json", small / "cc"])
+    assert missing.errors == ((str(small / "nope.json"), "no such file or folder"),)
+
+
+def test_rows_equal_the_single_run_library(small) -> None:
+    corpus = tc.load_corpus(small / "cc")
+    sw = tc.sweep_corpus(corpus, CONFIGS, pricing="claude-opus-4-5", engine="serial")
+    assert len(sw.table) == 3 * len(CONFIGS)
+    for rid, t in corpus.runs():
+        for cfg, label in zip(CONFIGS, sw.labels):
+            row = sw.table[(sw.table["run"] == rid) & (sw.table["config"] == label)].iloc[0]
+            r = tc.replay(t.messages, cfg)
+            c = tc.cost(r, "claude-opus-4-5")
+            assert row["tokens_sent"] == r.tokens_sent and row["cache_breaks"] == r.cache_breaks
+            assert row["dollars"] == pytest.approx(c.dollars)
+
+
+def test_process_engine_gives_the_same_table(small) -> None:
+    corpus = tc.load_corpus(small)
+    serial = tc.sweep_corpus(corpus, CONFIGS, engine="serial")
+    seen = []
+    two = tc.sweep_corpus(corpus, CONFIGS, workers=2, engine="process", progress=lambda d, n: seen.append((d, n)))
+    assert two.table.equals(serial.table) and two.errors == serial.errors
+    assert seen[-1] == (len(corpus), len(corpus))
+
+
+def test_dask_engine_on_a_real_local_cluster(small) -> None:
+    from dask.distributed import Client, LocalCluster
+
+    corpus = tc.load_corpus(small)
+    serial = tc.sweep_corpus(corpus, CONFIGS, engine="serial")
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        assert len(client.scheduler_info()["workers"]) == 2  # separate worker processes
+        dask = tc.sweep_corpus(corpus, CONFIGS, engine="dask", client=client)
+        by_address = tc.sweep_corpus(corpus, CONFIGS[:2], engine="dask", scheduler=cluster.scheduler_address)
+    assert dask.table.equals(serial.table) and dask.errors == serial.errors
+    assert by_address.table.equals(tc.sweep_corpus(corpus, CONFIGS[:2], engine="serial").table)
+
+
+def test_aggregates_and_recommendation(small) -> None:
+    sw = tc.sweep_corpus(tc.load_corpus(small / "cc"), CONFIGS, pricing="claude-opus-4-5", engine="serial")
+    agg = sw.aggregates()
+    assert list(agg.index) == list(sw.labels) and "dollars_saved_p90" in agg.columns
+    rec = sw.recommend()
+    totals = sw.table.groupby("config")["dollars"].sum()
+    assert rec.label == totals.idxmin() and rec.config in CONFIGS and "runs" in rec.summary
+    assert len(rec.frontier) >= 1 and len(rec.worst_runs) >= 1
+    tight = sw.recommend(objective="tokens", max_context=1)
+    assert "ignored" in tight.summary
+    limit = int(sw.table["peak_context"].max())
+    assert sw.recommend(max_context=limit).label in sw.labels
+
+
+def test_grid_and_engine_errors() -> None:
+    g = tc.grid(tc.AnthropicClearToolUsesConfig(), threshold=[1, 2], keep=[3])
+    assert [(c.trigger_input_tokens, c.keep_tool_uses) for c in g] == [(1, 3), (2, 3)]
+    with pytest.raises(tc.ConfigError, match="no field 'bogus'"):
+        tc.grid(tc.ClearToolResultConfig(), bogus=[1])
+    with pytest.raises(tc.ConfigError, match="needs client="):
+        tc.sweep_corpus(tc.load_corpus([CORPUS / "eino"]), CONFIGS[:1], engine="dask")
+

@@ -1,0 +1,405 @@
+"""Tune on all your runs: a corpus of transcripts, every policy config on every run.
+
+``load_corpus`` lists the files (a folder, a zip or tar archive, a list of paths, or one
+multi-run file) without reading them; runs are read one file at a time where they are
+swept, so a worker holds one file's runs at most. ``sweep_corpus`` runs every config on
+every run, serially, on every core (processes) or on a Dask cluster; the rows are the
+same whatever the engine. Files that cannot be read are listed with their one-line
+error and skipped.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import tarfile
+import zipfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from .errors import ConfigError, ToolclearError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Corpus", "CorpusFile", "CorpusSweep", "Recommendation", "grid", "load_corpus", "sweep_corpus"]
+
+Engine = Literal["serial", "process", "dask"]
+_MAX_MEMBER = 2 * 1024**3
+
+
+@dataclass(frozen=True)
+class CorpusFile:
+    """One file of a corpus: a path, or a member of an archive."""
+
+    label: str
+    """Stable name: the path relative to the corpus root, or ``archive!member``."""
+    path: str
+    member: str | None = None
+
+    def read(self) -> bytes:
+        if self.member is None:
+            from .formats._source import read_source
+
+            _, data = read_source(self.path)
+            return data
+        if zipfile.is_zipfile(self.path):
+            with zipfile.ZipFile(self.path) as zf:
+                info = zf.getinfo(self.member)
+                if info.file_size > _MAX_MEMBER:
+                    raise ConfigError(f"{self.label}: {info.file_size:,} bytes, over the 2 GiB a file may hold")
+                return zf.read(self.member)
+        with tarfile.open(self.path) as tf:
+            tinfo = tf.getmember(self.member)
+            if tinfo.size > _MAX_MEMBER:
+                raise ConfigError(f"{self.label}: {tinfo.size:,} bytes, over the 2 GiB a file may hold")
+            fh = tf.extractfile(tinfo)
+            if fh is None:
+                raise ConfigError(f"{self.label}: not a regular file")
+            return fh.read()
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """The files of a corpus (read lazily, one at a time) and the format to read them in."""
+
+    files: tuple[CorpusFile, ...]
+    format: str = "auto"
+    errors: tuple[tuple[str, str], ...] = ()
+    """Files that could not even be listed (unreadable archives), with why."""
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def runs(self) -> Iterator[tuple[str, Any]]:
+        """(run id, transcript) of every conversation of every file, one file at a time;
+        files that fail to read are skipped (``sweep_corpus`` reports them)."""
+        for f in self.files:
+            try:
+                transcripts = _load(f, self.format)
+            except ToolclearError:
+                continue
+            for t in transcripts:
+                yield f"{f.label}#{t.id}", t
+
+
+def _load(f: CorpusFile, fmt: str) -> list[Any]:
+    from .formats import load_all
+
+    return load_all(f.read(), fmt, name=f.label)
+
+
+_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml", ".traj")
+
+
+def _archive_files(path: Path, pattern: str) -> list[CorpusFile]:
+    names: list[str] = []
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as zf:
+            names = [i.filename for i in zf.infolist() if not i.is_dir()]
+    else:
+        with tarfile.open(path) as tf:
+            names = [m.name for m in tf.getmembers() if m.isfile()]
+    keep = [n for n in sorted(names) if _wanted(n, pattern)]
+    return [CorpusFile(f"{path.name}!{n}", str(path), n) for n in keep]
+
+
+def _wanted(name: str, pattern: str) -> bool:
+    base = name.rsplit("/", 1)[-1]
+    if base.startswith(".") or "__MACOSX" in name:
+        return False
+    if pattern in ("**/*", "*"):
+        return base.lower().endswith(_SUFFIXES)
+    return fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(base, pattern)
+
+
+def _is_archive(path: Path) -> bool:
+    if path.suffix.lower() in (".json", ".jsonl", ".yaml", ".yml"):
+        return False
+    try:
+        return zipfile.is_zipfile(path) or tarfile.is_tarfile(path)
+    except OSError:
+        return False
+
+
+def load_corpus(source: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], pattern: str = "**/*",
+                format: str = "auto") -> Corpus:
+    """A corpus from a folder (recursive; ``pattern`` picks the files, by default every
+    JSON, JSON Lines, YAML and .traj file), a zip or tar archive, a list of paths, or one
+    file of several runs. Nothing is read yet but the listing."""
+    sources = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+    files: list[CorpusFile] = []
+    errors: list[tuple[str, str]] = []
+    for src in sources:
+        path = Path(src)
+        if path.is_dir():
+            found = sorted(p for p in path.glob(pattern) if p.is_file() and not p.is_symlink())
+            for p in found:
+                rel = p.relative_to(path).as_posix()
+                if _is_archive(p):
+                    files += _listing(p, "**/*", errors)
+                elif _wanted(rel, pattern):
+                    files.append(CorpusFile(f"{path.name}/{rel}", str(p)))
+        elif path.is_file() and _is_archive(path):
+            files += _listing(path, pattern, errors)
+        elif path.is_file():
+            files.append(CorpusFile(path.name, str(path)))
+        else:
+            errors.append((str(path), "no such file or folder"))
+    seen: set[str] = set()
+    unique = []
+    for f in files:
+        label, n = f.label, 2
+        while label in seen:
+            label, n = f"{f.label}~{n}", n + 1
+        seen.add(label)
+        unique.append(replace(f, label=label))
+    return Corpus(tuple(unique), format, tuple(errors))
+
+
+def _listing(path: Path, pattern: str, errors: list[tuple[str, str]]) -> list[CorpusFile]:
+    try:
+        return _archive_files(path, pattern)
+    except (OSError, zipfile.BadZipFile, tarfile.TarError) as exc:
+        errors.append((str(path), f"cannot read the archive: {exc}"))
+        return []
+
+
+# ------------------------------------------------------------------ grids
+
+
+def grid(config: Any, **axes: Sequence[Any]) -> list[Any]:
+    """Every combination of the given values of ``config``'s fields: its own names or
+    the short ones ``threshold`` and ``keep`` (``grid(cfg, threshold=[...], keep=[...])``)."""
+    from itertools import product
+
+    from .lab import _ALIASES, policy_name
+
+    aliases = _ALIASES.get(policy_name(config), {})
+    known = {f.name for f in fields(config)}
+    names = []
+    for key in axes:
+        name = aliases.get(key, key)
+        if name not in known:
+            raise ConfigError(f"grid: {type(config).__name__} has no field {key!r}")
+        names.append(name)
+    return [replace(config, **dict(zip(names, values))) for values in product(*axes.values())]
+
+
+# ------------------------------------------------------------------ sweeping
+
+ROW_FIELDS = ("run", "file", "conversation", "config", "policy", "messages", "tool_result_tokens", "tokens_sent",
+              "tokens_sent_unreduced", "tokens_saved", "peak_context", "results_changed", "cache_breaks", "dollars",
+              "dollars_without_policy", "dollars_saved", "error")
+
+
+def _rows_for_file(f: CorpusFile, fmt: str, configs: Sequence[Any], labels: Sequence[str], mode: str,
+                   pricing: Any, counter: Any) -> tuple[list[dict[str, Any]], str | None]:
+    """Every config on every run of one file (what one worker does)."""
+    from ._offload import MemoryBackend
+    from .billing import cost
+    from .counters import count_tokens
+    from .lab import apply, policy_name, replay
+    from .reduction import EinoReductionConfig
+
+    try:
+        transcripts = _load(f, fmt)
+    except ToolclearError as exc:
+        return [], str(exc)
+    except (OSError, KeyError, tarfile.TarError, zipfile.BadZipFile) as exc:
+        return [], f"{f.label}: {exc}"
+    rows: list[dict[str, Any]] = []
+    for t in transcripts:
+        counts = count_tokens(t.messages, counter or "eino")
+        tool_tokens = sum(c for m, c in zip(t.messages, counts) if m.role == "tool")
+        for cfg, label in zip(configs, labels):
+            row: dict[str, Any] = {"run": f"{f.label}#{t.id}", "file": f.label, "conversation": t.id,
+                                   "config": label, "policy": policy_name(cfg), "messages": len(t.messages),
+                                   "tool_result_tokens": tool_tokens, "error": ""}
+            try:
+                backend = MemoryBackend() if isinstance(cfg, EinoReductionConfig) and not cfg.skip_truncation \
+                    else None
+                if mode == "replay":
+                    r = replay(t.messages, cfg, backend=backend, counter=counter)
+                else:
+                    r = apply(t.messages, cfg, backend=backend, counter=counter)
+                calls = r.model_call_steps
+                row.update(tokens_sent=r.tokens_sent, tokens_sent_unreduced=r.tokens_sent_unreduced,
+                           tokens_saved=r.tokens_sent_unreduced - r.tokens_sent,
+                           peak_context=max((s.context_tokens for s in calls), default=0),
+                           results_changed=len(r.cleared_indices), cache_breaks=r.cache_breaks)
+                if pricing is not None and mode == "replay":
+                    c = cost(r, pricing, compactions=[k for k, _ in t.marks])
+                    row.update(dollars=c.dollars, dollars_without_policy=c.dollars_without_policy,
+                               dollars_saved=c.dollars_saved)
+            except ToolclearError as exc:
+                row["error"] = str(exc)
+            rows.append({k: row.get(k) for k in ROW_FIELDS})
+    return rows, None
+
+
+def _labels(configs: Sequence[Any]) -> list[str]:
+    from .lab import policy_spec
+
+    return [policy_spec(c) for c in configs]
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """The config to pick, the trade-offs around it, and where it does worst."""
+
+    config: Any
+    label: str
+    objective: str
+    summary: str
+    """One paragraph saying what was picked and why."""
+    frontier: pd.DataFrame = field(repr=False)
+    """Configs no other beats on all of saving, cache breaks and peak context."""
+    worst_runs: pd.DataFrame = field(repr=False)
+
+
+@dataclass(frozen=True)
+class CorpusSweep:
+    """Every config on every run: a tidy table, the files that failed, and what to pick."""
+
+    table: pd.DataFrame
+    errors: tuple[tuple[str, str], ...]
+    configs: tuple[Any, ...]
+    labels: tuple[str, ...]
+    mode: str
+
+    def aggregates(self) -> pd.DataFrame:
+        """Per config: sum, median, p90 and the worst run of saving, cost and peak context."""
+        df = self.table[self.table["error"] == ""]
+        metrics = ["tokens_saved", "peak_context", "cache_breaks"] + (
+            ["dollars", "dollars_saved"] if df["dollars"].notna().any() else [])
+        out = df.groupby("config", sort=False)[metrics].agg(["sum", "median", lambda s: s.quantile(0.9), "min",
+                                                             "max"])
+        out.columns = [f"{m}_{'p90' if a == '<lambda_0>' else a}" for m, a in out.columns]
+        return out.reindex([lab for lab in self.labels if lab in out.index])
+
+    def recommend(self, objective: Literal["cost", "tokens"] = "cost", max_context: int | None = None
+                  ) -> Recommendation:
+        """The config that minimises the objective (dollars, or tokens sent, over every
+        run) among those whose p99 run stays under ``max_context`` tokens."""
+        import pandas as pd
+
+        df = self.table[self.table["error"] == ""]
+        if df.empty:
+            raise ConfigError("nothing could be read: no run to recommend from")
+        use_cost = objective == "cost" and df["dollars"].notna().any()
+        target = "dollars" if use_cost else "tokens_sent"
+        per = df.groupby("config", sort=False).agg(
+            total=(target, "sum"), saved=("tokens_saved", "sum"), breaks=("cache_breaks", "sum"),
+            p99_peak=("peak_context", lambda s: s.quantile(0.99)), runs=("run", "count"))
+        allowed = per if max_context is None else per[per["p99_peak"] <= max_context]
+        note = ""
+        if allowed.empty:
+            allowed, note = per, f" No config keeps the p99 run under {max_context:,} tokens; the limit is ignored."
+        best = str(allowed["total"].idxmin())
+        idx = self.labels.index(best)
+        frontier = per[[not any((o["saved"] >= r["saved"]) and (o["breaks"] <= r["breaks"])
+                                and (o["p99_peak"] <= r["p99_peak"]) and (o.name != r.name)
+                                and ((o["saved"] > r["saved"]) or (o["breaks"] < r["breaks"])
+                                     or (o["p99_peak"] < r["p99_peak"])) for _, o in per.iterrows())
+                            for _, r in per.iterrows()]]
+        mine = df[df["config"] == best].copy()
+        key = "dollars_saved" if use_cost else "tokens_saved"
+        worst = mine.sort_values(key).head(5)[["run", key, "peak_context", "cache_breaks"]]
+        unit = (lambda v: f"${v:,.2f}") if use_cost else (lambda v: f"{v:,.0f} tokens")
+        base = df[df["config"] == best]
+        total_without = base["dollars_without_policy"].sum() if use_cost else base["tokens_sent_unreduced"].sum()
+        summary = (f"Across {per.loc[best, 'runs']:,} runs, {best} sends the least "
+                   f"({'dollars' if use_cost else 'input tokens'}): {unit(per.loc[best, 'total'])} against "
+                   f"{unit(total_without)} without a policy, with {int(per.loc[best, 'breaks']):,} cache breaks "
+                   f"and a p99 peak context of {per.loc[best, 'p99_peak']:,.0f} tokens. "
+                   f"{len(frontier)} config(s) are on the frontier of saving, cache breaks and peak context; "
+                   f"it does worst on {worst.iloc[0]['run'] if len(worst) else '-'}." + note)
+        return Recommendation(self.configs[idx], best, target, summary, frontier.reset_index(),
+                              pd.DataFrame(worst).reset_index(drop=True))
+
+
+def _work(args: tuple[Any, ...]) -> tuple[list[dict[str, Any]], str | None]:
+    return _rows_for_file(*args)
+
+
+def sweep_corpus(
+    corpus: Corpus,
+    configs: Sequence[Any],
+    pricing: Any = None,
+    workers: int | None = None,
+    engine: Engine = "process",
+    *,
+    mode: Literal["replay", "single pass"] = "replay",
+    counter: str | None = None,
+    client: Any = None,
+    scheduler: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> CorpusSweep:
+    """Every config on every run of ``corpus``: ``engine="serial"``, ``"process"`` (all
+    cores, or ``workers``) or ``"dask"`` (a ``dask.distributed`` ``client``, or a
+    ``scheduler`` address). The table is the same whatever the engine and worker count."""
+    import pandas as pd
+
+    configs = list(configs)
+    if not configs:
+        raise ConfigError("sweep_corpus: no config to run")
+    if isinstance(pricing, str):
+        from .billing import PRICING
+
+        pricing = PRICING[pricing]
+    labels = _labels(configs)
+    tasks = [(f, corpus.format, configs, labels, mode, pricing, counter) for f in corpus.files]
+    results: list[tuple[list[dict[str, Any]], str | None]] = []
+    for done, res in enumerate(_run(tasks, engine, workers, client, scheduler), start=1):
+        results.append(res)
+        if progress is not None:
+            progress(done, len(tasks))
+    rows: list[dict[str, Any]] = []
+    errors = list(corpus.errors)
+    for f, (file_rows, error) in zip(corpus.files, results):
+        if error is not None:
+            errors.append((f.label, error))
+        rows += file_rows
+    table = pd.DataFrame(rows, columns=list(ROW_FIELDS))
+    return CorpusSweep(table, tuple(errors), tuple(configs), tuple(labels), mode)
+
+
+def _run(tasks: list[tuple[Any, ...]], engine: Engine, workers: int | None, client: Any,
+         scheduler: str | None) -> Iterable[tuple[list[dict[str, Any]], str | None]]:
+    """The results in the order of the tasks, whatever order they finish in."""
+    if engine == "serial" or (engine == "process" and (workers == 1 or len(tasks) <= 1)):
+        yield from map(_work, tasks)
+        return
+    if engine == "process":
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        ctx = multiprocessing.get_context("spawn")  # no fork of a process that may hold threads (Streamlit)
+        with ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1, mp_context=ctx) as pool:
+            yield from pool.map(_work, tasks, chunksize=1)
+        return
+    if engine == "dask":
+        try:
+            from dask.distributed import Client  # type: ignore[import-not-found,unused-ignore]
+        except ImportError:
+            raise ConfigError("engine='dask' needs dask.distributed: pip install 'toolclear[dask]'") from None
+        own = None
+        if client is None:
+            if scheduler is None:
+                raise ConfigError("engine='dask' needs client= (a dask.distributed.Client) or scheduler= (an address)")
+            own = client = Client(scheduler)
+        try:
+            futures = client.map(_work, tasks, pure=False)
+            for fut in futures:
+                yield fut.result()
+        finally:
+            if own is not None:
+                own.close()
+        return
+    raise ConfigError(f"engine: expected serial, process or dask, got {engine!r}")
+
+
+

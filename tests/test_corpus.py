@@ -120,3 +120,43 @@ def test_grid_and_engine_errors() -> None:
     with pytest.raises(tc.ConfigError, match="needs client="):
         tc.sweep_corpus(tc.load_corpus([CORPUS / "eino"]), CONFIGS[:1], engine="dask")
 
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".json"])
+def test_cli_corpus_writes_the_table_and_recommends(small, tmp_path, suffix) -> None:
+    import pandas as pd
+
+    from .test_cli import run
+
+    out = tmp_path / f"sweep{suffix}"
+    code, _, err = run("corpus", str(small / "cc"), str(small / "broken.json"), "--threshold", "5000:20000:2",
+                       "--keep", "10000:40000:2", "--replay", "--pricing", "claude-opus-4-5", "--jobs", "1",
+                       "-o", str(out))
+    assert code == 0, err
+    table = {".csv": pd.read_csv, ".parquet": pd.read_parquet, ".json": pd.read_json}[suffix](out)
+    want = tc.sweep_corpus(tc.load_corpus([small / "cc", small / "broken.json"]),
+                           tc.grid(tc.ClearToolResultConfig(), threshold=[5000, 20000], keep=[10000, 40000]),
+                           pricing="claude-opus-4-5", engine="serial")
+    assert list(table["tokens_sent"]) == list(want.table["tokens_sent"])
+    assert "skipped broken.json" in err and "sends the least (dollars)" in err
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--threshold", "1:2:0"], "expected A:B:N with N from 1 to 100"),
+    (["--pricing", "gpt-5"], "--pricing needs --replay"),
+    (["-o", "x.xlsx"], "expected a .csv, .parquet or .json file"),
+    (["--engine", "dask"], "--engine dask needs --scheduler"),
+])
+def test_cli_corpus_bad_usage_is_one_line(small, args, message) -> None:
+    from .test_cli import run
+
+    code, _, err = run("corpus", str(small / "cc"), *args)
+    assert code == 2 and message in err and err.count("\n") == 1
+
+
+def test_cli_corpus_nothing_readable_exits_2(tmp_path) -> None:
+    from .test_cli import run
+
+    (tmp_path / "a.json").write_text("[1, 2", encoding="utf-8")
+    code, _, err = run("corpus", str(tmp_path))
+    assert code == 2 and "nothing could be read" in err

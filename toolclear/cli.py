@@ -7,6 +7,7 @@ A thin layer over the library. Exit status: 0 on success, 2 for bad input or usa
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import re
 import signal
@@ -70,6 +71,13 @@ examples:
   toolclear compare session.jsonl                      # every policy at its defaults, call by call
   toolclear compare run.json --policy eino:threshold=10000,keep=20000 --policy anthropic:keep=5 \\
       --policy swe-agent --json
+"""
+_CORPUS_EXAMPLES = """\
+examples:
+  toolclear corpus ~/.claude/projects --threshold 10000:100000:10 --keep 10000:200000:10 --replay \\
+      --pricing claude-sonnet-4-5 -o sweep.parquet
+  toolclear corpus runs.zip --policy anthropic --threshold 20000:100000:5 --keep 1:9:5 --replay --jobs 4
+  toolclear corpus trajectories/ --engine dask --scheduler tcp://10.0.0.5:8786 -o sweep.csv
 """
 _INSPECT_EXAMPLES = """\
 examples:
@@ -150,6 +158,20 @@ def _pricing(args: argparse.Namespace) -> Pricing | None:
     return replace(base, **given, name=base.name if not given else f"{base.name} (edited)")
 
 
+def _range(text: str) -> list[int]:
+    """A:B:N as N whole numbers from A to B (inclusive), or a single number."""
+    try:
+        parts = [int(p.replace("_", "").replace(",", "")) for p in text.split(":")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected A:B:N (whole numbers), got {text!r}") from None
+    if len(parts) == 1:
+        return parts
+    if len(parts) != 3 or parts[2] < 1 or parts[2] > 100 or min(parts[:2]) < 0:
+        raise argparse.ArgumentTypeError(f"expected A:B:N with N from 1 to 100, got {text!r}")
+    a, b, n = parts
+    return sorted({round(a + (b - a) * k / (n - 1)) for k in range(n)} if n > 1 else {a})
+
+
 def _parser() -> _Parser:
     parser = _Parser(
         prog="toolclear",
@@ -211,6 +233,32 @@ def _parser() -> _Parser:
     cmp_.add_argument("--single-pass", action="store_true", help="apply each policy once to the whole history")
     cmp_.add_argument("--json", action="store_true", help="print JSON (one object per conversation) instead")
     _pricing_options(cmp_)
+
+    corp = sub.add_parser(
+        "corpus",
+        help="every policy setting on every run of a corpus, and which to pick",
+        description="Sweep policies over a whole corpus (folders, zip or tar archives, files of several runs) "
+        "and recommend the setting that costs least across it. Files that cannot be read are listed, not fatal.",
+        epilog=_CORPUS_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    corp.add_argument("paths", nargs="+", metavar="PATH", help="folders, archives or transcript files")
+    corp.add_argument("--glob", default="**/*", help="which files of a folder (default: every transcript file)")
+    corp.add_argument("--format", default="auto", help="input format (default: auto-detect)")
+    corp.add_argument("--policy", default="eino", metavar="SPEC",
+                      help="the policy whose --threshold/--keep are swept (default: eino)")
+    corp.add_argument("--threshold", type=_range, metavar="A:B:N", help="threshold values: N from A to B")
+    corp.add_argument("--keep", type=_range, metavar="A:B:N", help="keep values: N from A to B")
+    corp.add_argument("--replay", action="store_true", help="replay every run (default: one pass each)")
+    corp.add_argument("--pricing", metavar="NAME", help="price every call with this preset (needs --replay)")
+    corp.add_argument("--objective", choices=["cost", "tokens"], default="cost", help="what to minimise")
+    corp.add_argument("--max-context", type=_non_negative, metavar="TOKENS",
+                      help="only settings whose p99 run stays under this peak context")
+    corp.add_argument("--jobs", type=_non_negative, metavar="N", help="worker processes (default: every core)")
+    corp.add_argument("--engine", choices=["serial", "process", "dask"], default="process")
+    corp.add_argument("--scheduler", metavar="ADDRESS", help="dask scheduler address (with --engine dask)")
+    corp.add_argument("--counter", default="eino", help="token counter (default: eino)")
+    corp.add_argument("-o", "--output", metavar="OUT", help="the table: .csv, .parquet or .json")
 
     insp = sub.add_parser(
         "inspect",
@@ -497,6 +545,86 @@ def _tally(tally: Counter[str], result: Reduction | Result, stderr: IO[str]) -> 
         tally["offloaded"] += sum(1 for r in result.offloads if r is not None and r.offloaded)
 
 
+def _corpus(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
+    from .corpus import grid, load_corpus, sweep_corpus
+
+    if args.output:
+        check_outputs(args.paths, [("-o", args.output)])
+        if Path(args.output).suffix.lower() not in (".csv", ".parquet", ".json"):
+            raise UsageError(f"-o {args.output}: expected a .csv, .parquet or .json file")
+    if args.pricing and not args.replay:
+        raise UsageError("--pricing needs --replay: money is counted per model call")
+    if args.engine == "dask" and not args.scheduler:
+        raise UsageError("--engine dask needs --scheduler ADDRESS")
+    get_counter(args.counter)
+    base = parse_policy(args.policy)
+    axes = {k: v for k, v in (("threshold", args.threshold), ("keep", args.keep)) if v}
+    configs = grid(base, **axes) if axes else [base]
+    corpus = load_corpus(args.paths, args.glob, args.format)
+    if not corpus.files:
+        raise UsageError("no transcript file found in " + ", ".join(terminal_text(p) for p in args.paths))
+    bar = _Progress(stderr)
+    sweep = sweep_corpus(corpus, configs, pricing=args.pricing, workers=args.jobs or None, engine=args.engine,
+                         mode="replay" if args.replay else "single pass", counter=args.counter,
+                         scheduler=args.scheduler, progress=bar)
+    bar.done()
+    for label, error in sweep.errors:
+        print(f"toolclear: skipped {terminal_text(label)}: {terminal_text(error)}", file=stderr)
+    if sweep.table.empty:
+        raise UsageError("nothing could be read")
+    if args.output:
+        _write_table(sweep.table, args.output, stdout)
+    rec = sweep.recommend(objective=args.objective, max_context=args.max_context)
+    print(terminal_text(rec.summary), file=stderr)
+    if not args.output:
+        stdout.write(sweep.table.to_csv(index=False).encode("utf-8"))
+    return 0
+
+
+def _write_table(table: Any, path: str, stdout: IO[bytes]) -> None:
+    suffix = Path(path).suffix.lower()
+    if suffix == ".parquet":
+        try:
+            buf = io.BytesIO()
+            table.to_parquet(buf, index=False)
+        except ImportError:
+            raise UsageError("Parquet needs pyarrow: pip install 'toolclear[corpus]'") from None
+        data = buf.getvalue()
+    elif suffix == ".json":
+        data = table.to_json(orient="records", indent=1).encode("utf-8")
+    else:
+        data = table.to_csv(index=False).encode("utf-8")
+    _write_output(path, data, stdout)
+
+
+class _Progress:
+    """Runs done, rate and time left, on a terminal only (a pipe gets the summary alone)."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        import time
+
+        self.stream, self.t0, self.clock = stream, time.monotonic(), time.monotonic
+        self.tty = hasattr(stream, "isatty") and stream.isatty()
+        self.shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.tty:
+            return
+        elapsed = max(self.clock() - self.t0, 1e-6)
+        rate = done / elapsed
+        left = (total - done) / rate if rate else 0
+        width = 30
+        filled = int(width * done / max(total, 1))
+        self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} files, "
+                          f"{rate:.1f}/s, {left:.0f} s left ")
+        self.stream.flush()
+        self.shown = True
+
+    def done(self) -> None:
+        if self.shown:
+            self.stream.write("\n")
+
+
 def _usd(x: float) -> str:
     sign = "-" if x < 0 else ""
     x = abs(x)
@@ -709,7 +837,7 @@ def _counters(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> i
     return 0
 
 
-_COMMANDS = {"reduce": _reduce, "compare": _compare, "prices": _prices, "inspect": _inspect, "app": _app, "formats": _formats, "counters": _counters}
+_COMMANDS = {"reduce": _reduce, "compare": _compare, "corpus": _corpus, "prices": _prices, "inspect": _inspect, "app": _app, "formats": _formats, "counters": _counters}
 
 
 def main(argv: Sequence[str] | None = None, *, stdout: IO[bytes] | None = None, stderr: IO[str] | None = None) -> int:

@@ -230,3 +230,22 @@ def test_policy_picker_in_the_browser(app_page) -> None:
     expect(page.get_by_test_id("stMetric").filter(has_text="Results cleared").get_by_test_id("stMetricValue")
            ).to_have_text(f"{len(r.cleared_indices):,}")
     assert _metric(page, "History after") == f"{r.tokens_after:,}"
+
+
+def test_corpus_page_on_the_whole_real_corpus(app_page) -> None:
+    """Every file of the project's corpus at once, swept in the browser on every core."""
+    page = app_page
+    page.get_by_test_id("stSidebar").get_by_text("Corpus", exact=True).click()
+    wait_for_app_idle(page)
+    files = [p for p in sorted(CORPUS.rglob("*")) if p.is_file() and p.suffix in (".json", ".jsonl", ".yaml")]
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(files)
+    run = page.get_by_role("button", name=re.compile(r"Run \d+ setting"))
+    expect(run).to_be_visible(timeout=60_000)  # shown once the uploads are in
+    wait_for_app_idle(page)
+    run.click()
+    expect(page.get_by_test_id("stAlertContentSuccess")).to_contain_text("sends the least", timeout=240_000)
+    wait_for_app_idle(page, timeout=240_000)
+    runs = page.get_by_test_id("stMetric").filter(has_text="Runs").get_by_test_id("stMetricValue").inner_text()
+    assert int(runs.replace(",", "")) > 200  # tau-bench alone holds 200 runs
+    charts = page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot')
+    expect(charts).to_have_count(2, timeout=60_000)

@@ -25,6 +25,7 @@ from toolclear import report, schema
 from toolclear import sweep as sweeps
 from toolclear.formats._source import read_source
 from toolclear.inspector import charts, exports, money, snippets
+from toolclear.inspector.corpus_page import render_corpus_page
 from toolclear.inspector.policy_views import POLICY_CHOICES, render_compare, render_policy
 from toolclear.inspector.widgets import compact, md, plural, safe, short, slider_pair, sync
 
@@ -632,6 +633,12 @@ def _digest(identity: str, data: bytes) -> str:
 def run_app() -> None:
     init_state()
     st.title("toolclear inspector")
+    page = st.sidebar.radio("Page", ["One run", "Corpus"], key="page", horizontal=True,
+                            help="One run: a transcript in depth. Corpus: many runs at once, and which setting "
+                                 "to pick across them.")
+    if page == "Corpus":
+        render_corpus_page()
+        return
     st.caption("What a context policy (eino's, Anthropic's, LangChain's, observation masking) does to an agent run, "
                "and which numbers to pick.")
     source = render_source()

@@ -572,3 +572,60 @@ def recorded_figure(recorded: Any, simulated: Any, *, height: int = 320) -> Any:
                       legend={"orientation": "h", "y": -0.3, "yanchor": "top", "x": 0},
                       xaxis={"title": "model call"}, yaxis={"title": "input dollars", "tickprefix": "$"})
     return fig
+
+
+def corpus_heatmap(sweep: Any, best: str, *, height: int = 380) -> Any:
+    """The grid aggregated over every run (dollars when priced, else input tokens sent),
+    the recommended setting starred."""
+    import plotly.graph_objects as go
+
+    from ..report import policy_options
+
+    df = sweep.table[sweep.table["error"] == ""]
+    priced = df["dollars"].notna().any()
+    metric = "dollars" if priced else "tokens_sent"
+    totals = df.groupby("config", sort=False)[metric].sum()
+    opts = {lab: policy_options(c) for lab, c in zip(sweep.labels, sweep.configs)}
+    varying = [k for k in next(iter(opts.values())) if len({repr(o[k]) for o in opts.values()}) > 1]
+    xk = varying[-1] if varying else None
+    yk = varying[0] if len(varying) > 1 else None
+    xs = sorted({o[xk] for o in opts.values()}) if xk else [0]
+    ys = sorted({o[yk] for o in opts.values()}) if yk else [0]
+    z: list[list[float | None]] = [[None] * len(xs) for _ in ys]
+    star = None
+    for lab, o in opts.items():
+        i = ys.index(o[yk]) if yk else 0
+        j = xs.index(o[xk]) if xk else 0
+        z[i][j] = float(totals.get(lab, float("nan")))
+        if lab == best:
+            star = (xs[j], ys[i])
+    fig = go.Figure(go.Heatmap(z=z, x=xs, y=ys, colorscale="Blues_r", colorbar={"title": "$" if priced else "tokens",
+                                                                               "thickness": 12},
+                               hovertemplate=f"{xk}=%{{x:,}}<br>{yk}=%{{y:,}}<br>{metric}: %{{z:,.2f}}<extra></extra>"))
+    if star is not None:
+        fig.add_trace(go.Scatter(x=[star[0]], y=[star[1]], mode="markers", name="recommended",
+                                 marker={"symbol": "star", "size": 16, "color": "#ffbf00",
+                                         "line": {"color": "#333", "width": 1}}))
+    fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 30, "b": 10}, showlegend=False,
+                      title={"text": f"{'dollars' if priced else 'input tokens sent'} over every run (lower is better)",
+                             "x": 0.01},
+                      xaxis={"title": xk or "", "tickformat": ","}, yaxis={"title": yk or "", "tickformat": ","})
+    return fig
+
+
+def corpus_distributions(best: Any, window: int, *, height: int = 340) -> Any:
+    """Per run with the recommended setting: what it saves, and its peak context."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    priced = best["dollars"].notna().any()
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("saved per run" + (" ($)" if priced else " (tokens)"),
+                                                        "peak context per run (tokens)"))
+    fig.add_trace(go.Histogram(x=best["dollars_saved" if priced else "tokens_saved"], name="saved",
+                               marker={"color": "#1f77b4"}), row=1, col=1)
+    fig.add_trace(go.Histogram(x=best["peak_context"], name="peak context", marker={"color": "#2ca02c"}), row=1, col=2)
+    if window:
+        fig.add_vline(x=window, line={"color": "#9467bd", "dash": "dash"}, row=1, col=2,
+                      annotation_text=f"window {window:,}")
+    fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 40, "b": 10}, showlegend=False, bargap=0.05)
+    return fig

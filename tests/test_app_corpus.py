@@ -1,0 +1,46 @@
+"""AppTest: the Corpus page sweeps uploaded runs and recommends what the library does."""
+
+from __future__ import annotations
+
+import shutil
+
+import toolclear as tc
+
+from .conftest import CORPUS
+from .test_app import start
+
+FILES = sorted((CORPUS / "claude_code").glob("entire-cli_cc-2.1.*.jsonl"))[:3]
+
+
+def corpus_page():
+    at = start()
+    at.radio(key="page").set_value("Corpus").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_corpus_page_recommends_what_the_library_recommends(tmp_path) -> None:
+    at = corpus_page()
+    assert any("Upload several transcripts" in i.value for i in at.info)
+    at.file_uploader(key="corpus_files").set_value(
+        [(p.name, p.read_bytes(), "application/jsonl") for p in FILES]).run()
+    at.text_input(key="corpus_thresholds").set_value("10000:30000:2").run()
+    at.text_input(key="corpus_keeps").set_value("10000:40000:2").run()
+    at.button(key="corpus_go").click().run(timeout=180)
+    assert not at.exception, at.exception
+    for p in FILES:
+        shutil.copy(p, tmp_path / p.name)
+    sweep = tc.sweep_corpus(tc.load_corpus(tmp_path), tc.grid(tc.ClearToolResultConfig(), threshold=[10000, 30000],
+                                                               keep=[10000, 40000]),
+                            pricing="claude-sonnet-4-5", engine="serial")
+    rec = sweep.recommend(max_context=200_000)
+    assert any(rec.label in s.value.replace("\\", "") for s in at.success)
+    runs = next(df.value for df in at.dataframe if "run" in df.value.columns and "config" in df.value.columns)
+    assert set(runs["config"]) == {rec.label} and len(runs) == sweep.table["run"].nunique()
+
+
+def test_corpus_page_bad_grid_is_one_line() -> None:
+    at = corpus_page()
+    at.file_uploader(key="corpus_files").set_value([(FILES[0].name, FILES[0].read_bytes(), "application/jsonl")]).run()
+    at.text_input(key="corpus_thresholds").set_value("lots").run()
+    assert len(at.error) == 1 and "thresholds: expected A:B:N" in at.error[0].value.replace("\\", "")

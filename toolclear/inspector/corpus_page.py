@@ -1,0 +1,154 @@
+"""The inspector's Corpus page: many runs at once, a grid of settings, and which to pick.
+
+Uploaded files (or one zip / tar archive) are written to a private temporary folder
+under names toolclear chooses, then swept by ``toolclear.sweep_corpus`` on every core;
+the archive's members are read one at a time.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+import toolclear as tc
+from toolclear import lab
+from toolclear.inspector import charts, exports, snippets
+from toolclear.inspector.policy_views import POLICY_CHOICES
+from toolclear.inspector.widgets import md
+
+__all__ = ["render_corpus_page"]
+
+UPLOAD_LIMIT_MB = 200
+
+
+def _store(files: list[Any]) -> Path:
+    """The uploads on disk, in a folder of their own (names made safe, never the user's path)."""
+    root = Path(tempfile.mkdtemp(prefix="toolclear-corpus-"))
+    for k, f in enumerate(files):
+        name = "".join(c if c.isalnum() or c in "._-" else "_" for c in Path(f.name).name) or "file"
+        (root / f"{k:04d}-{name}").write_bytes(f.getvalue())
+    return root
+
+
+def _values(text: str, what: str) -> list[int]:
+    """'A:B:N' or 'a, b, c' as whole numbers; a one-line error otherwise."""
+    text = text.strip()
+    try:
+        if ":" in text:
+            a, b, n = (int(p.replace(",", "").replace("_", "")) for p in text.split(":"))
+            if not 1 <= n <= 20:
+                raise ValueError
+            return sorted({round(a + (b - a) * k / (n - 1)) for k in range(n)} if n > 1 else {a})
+        return sorted({int(p.replace("_", "")) for p in text.replace(",", " ").split()})
+    except ValueError:
+        raise tc.ConfigError(f"{what}: expected A:B:N (N up to 20) or a list of whole numbers, got {text!r}") \
+            from None
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _run(key: tuple[Any, ...], _corpus: tc.Corpus, _configs: tuple[Any, ...], pricing: Any, mode: str,
+         _progress: Any) -> tc.CorpusSweep:
+    return tc.sweep_corpus(_corpus, _configs, pricing=pricing, mode=mode,  # type: ignore[arg-type]
+                           workers=min(os.cpu_count() or 1, 8), progress=_progress)
+
+
+def render_corpus_page() -> None:
+    st.caption("Tune on all your runs: every setting of a grid on every run of a corpus, and the one to pick.")
+    files = st.file_uploader("Transcripts, or one zip / tar archive", accept_multiple_files=True,
+                             key="corpus_files", max_upload_size=UPLOAD_LIMIT_MB,
+                             help=f"Up to {UPLOAD_LIMIT_MB} MB each; an archive's members are read one at a time.")
+    cols = st.columns(3)
+    label = cols[0].selectbox("Policy", list(POLICY_CHOICES), key="corpus_policy")
+    th = cols[1].text_input("Thresholds (A:B:N)", "5000:40000:4", key="corpus_thresholds",
+                            help="The policy's trigger: eino's threshold, Anthropic's and LangChain's trigger.")
+    kp = cols[2].text_input("Keeps (A:B:N)", "10000:80000:4", key="corpus_keeps",
+                            help="What the policy keeps: eino's budget, tool uses, results, rounds.")
+    cols = st.columns(3)
+    replay = cols[0].toggle("Replay every run", value=True, key="corpus_replay")
+    presets = ["(no pricing)", *tc.PRICING]
+    pricing_name = cols[1].selectbox("Pricing", presets, index=presets.index("claude-sonnet-4-5"),
+                                     key="corpus_pricing", disabled=not replay)
+    window = cols[2].number_input("Model context window (tokens)", 0, None, 200_000, 10_000, key="corpus_window")
+    if not files:
+        st.info("Upload several transcripts, or one archive of them.")
+        return
+    try:
+        base = lab.parse_policy(POLICY_CHOICES[label] + (":skip_truncation=true"
+                                                         if POLICY_CHOICES[label] == "eino-reduction" else ""))
+        axes = {"threshold": _values(th, "thresholds"), "keep": _values(kp, "keeps")}
+        if POLICY_CHOICES[label] in ("openhands", "swe-agent"):
+            axes = {"keep": axes["keep"][:10]}
+        configs = tc.grid(base, **axes)
+    except tc.ConfigError as exc:
+        st.error(md(str(exc)))
+        return
+    pricing = tc.PRICING[pricing_name] if replay and pricing_name != "(no pricing)" else None
+    if not st.button(f"Run {len(configs)} setting(s) on every run", key="corpus_go", type="primary") \
+            and "corpus_result" not in st.session_state:
+        return
+    key = (tuple(f.file_id for f in files), label, th, kp, replay, pricing_name)
+    if st.session_state.get("corpus_key") != key:
+        root = _store(files)
+        corpus = tc.load_corpus(root)
+        bar = st.progress(0.0, text="Sweeping…")
+
+        def progress(done: int, total: int) -> None:
+            bar.progress(done / max(total, 1), text=f"{done:,} of {total:,} files")
+
+        sweep = _run(key, corpus, tuple(configs), pricing, "replay" if replay else "single pass", progress)
+        bar.empty()
+        st.session_state["corpus_key"] = key
+        st.session_state["corpus_result"] = sweep
+    sweep = st.session_state["corpus_result"]
+    _show(sweep, int(window), configs)
+
+
+def _show(sweep: tc.CorpusSweep, window: int, configs: list[Any]) -> None:
+    for name, error in sweep.errors:
+        st.warning(md(f"Skipped {name}: {error}"))
+    table = sweep.table
+    if table.empty or (table["error"] != "").all():
+        st.error("Nothing could be read: no run to sweep.")
+        return
+    runs = table["run"].nunique()
+    rec = sweep.recommend(max_context=window or None)
+    st.success(md(rec.summary))
+    best = table[table["config"] == rec.label]
+    cols = st.columns(3)
+    cols[0].metric("Runs", f"{runs:,}")
+    cols[1].metric("Settings", f"{len(sweep.labels):,}")
+    if best["dollars"].notna().any():
+        cols[2].metric("Saved with the pick", f"${best['dollars_saved'].sum():,.2f}")
+    else:
+        cols[2].metric("Saved with the pick", f"{int(best['tokens_saved'].sum()):,} tokens")
+    st.plotly_chart(charts.corpus_heatmap(sweep, rec.label), key="corpus_heat", config={"displaylogo": False})
+    st.plotly_chart(charts.corpus_distributions(best, window), key="corpus_dist", config={"displaylogo": False})
+    st.caption(f"Per run, with {md(rec.label)}: what it saves, and its peak context against the model's window.")
+    st.subheader("Frontier", anchor=False)
+    st.dataframe(rec.frontier, hide_index=True, key="corpus_frontier")
+    st.subheader("Runs", anchor=False)
+    st.caption("Where the pick does worst first. Open one in the single-run views: download it below, or use "
+               "`toolclear app FILE`.")
+    st.dataframe(best.sort_values("tokens_saved"), hide_index=True, key="corpus_runs")
+    c = st.columns(3)
+    c[0].download_button("Table (CSV)", table.to_csv(index=False).encode(), "corpus-sweep.csv", key="corpus_csv")
+    try:
+        import io
+
+        buf = io.BytesIO()
+        table.to_parquet(buf, index=False)
+        c[1].download_button("Table (Parquet)", buf.getvalue(), "corpus-sweep.parquet", key="corpus_parquet")
+    except ImportError:
+        c[1].caption("Parquet needs pyarrow.")
+    c[2].download_button("Recommendation (JSON)", exports.json_bytes(
+        {"policy": lab.policy_spec(rec.config), "summary": rec.summary}), "recommendation.json", key="corpus_rec")
+    for title, lang, code in snippets.policy_snippets(rec.config, mode="replay")[:1]:
+        st.caption(title)
+        st.code(code, language=lang)
+    _ = pd
+    del configs

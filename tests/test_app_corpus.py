@@ -44,3 +44,22 @@ def test_corpus_page_bad_grid_is_one_line() -> None:
     at.file_uploader(key="corpus_files").set_value([(FILES[0].name, FILES[0].read_bytes(), "application/jsonl")]).run()
     at.text_input(key="corpus_thresholds").set_value("lots").run()
     assert len(at.error) == 1 and "thresholds: expected A:B:N" in at.error[0].value.replace("\\", "")
+
+
+def test_a_run_opens_in_the_single_run_views_with_the_pick() -> None:
+    at = corpus_page()
+    at.file_uploader(key="corpus_files").set_value(
+        [(p.name, p.read_bytes(), "application/jsonl") for p in FILES]).run()
+    at.text_input(key="corpus_thresholds").set_value("10000:30000:2").run()
+    at.text_input(key="corpus_keeps").set_value("10000:40000:2").run()
+    at.button(key="corpus_go").click().run(timeout=180)
+    at.session_state["corpus_runs"] = {"selection": {"rows": [0], "columns": []}}
+    at.run()
+    at.button(key="corpus_open_button").click().run()
+    assert not at.exception, at.exception
+    assert at.radio(key="page").value == "One run"
+    rec = at.session_state["corpus_result"].recommend(max_context=200_000)
+    assert at.number_input(key="threshold_input").value == rec.config.tool_result_token_threshold
+    assert at.number_input(key="keep_input").value == rec.config.keep_recent_tokens
+    assert any("from the Corpus page" in c.value for c in at.sidebar.caption)
+    assert "Messages" in {m.label for m in at.metric}

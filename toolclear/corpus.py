@@ -196,7 +196,7 @@ ROW_FIELDS = ("run", "file", "conversation", "config", "policy", "messages", "to
 
 
 def _rows_for_file(f: CorpusFile, fmt: str, configs: Sequence[Any], labels: Sequence[str], mode: str,
-                   pricing: Any, counter: Any) -> tuple[list[dict[str, Any]], str | None]:
+                   pricing: Any, counter: Any) -> tuple[list[tuple[Any, ...]], str | None]:
     """Every config on every run of one file (what one worker does)."""
     from ._offload import MemoryBackend
     from .billing import cost
@@ -210,7 +210,7 @@ def _rows_for_file(f: CorpusFile, fmt: str, configs: Sequence[Any], labels: Sequ
         return [], str(exc)
     except (OSError, KeyError, tarfile.TarError, zipfile.BadZipFile) as exc:
         return [], f"{f.label}: {exc}"
-    rows: list[dict[str, Any]] = []
+    rows: list[tuple[Any, ...]] = []
     for t in transcripts:
         counts = count_tokens(t.messages, counter or "eino")
         tool_tokens = sum(c for m, c in zip(t.messages, counts) if m.role == "tool")
@@ -236,7 +236,7 @@ def _rows_for_file(f: CorpusFile, fmt: str, configs: Sequence[Any], labels: Sequ
                                dollars_saved=c.dollars_saved)
             except ToolclearError as exc:
                 row["error"] = str(exc)
-            rows.append({k: row.get(k) for k in ROW_FIELDS})
+            rows.append(tuple(row.get(k) for k in ROW_FIELDS))  # tuples: cheaper to send back and to tabulate
     return rows, None
 
 
@@ -321,8 +321,22 @@ class CorpusSweep:
                               pd.DataFrame(worst).reset_index(drop=True))
 
 
-def _work(args: tuple[Any, ...]) -> tuple[list[dict[str, Any]], str | None]:
+_SHARED: tuple[Any, ...] = ()
+
+
+def _init(shared: tuple[Any, ...]) -> None:
+    """A worker process's start: the settings every task shares, sent once."""
+    global _SHARED
+    _SHARED = shared
+
+
+def _work(args: tuple[Any, ...]) -> tuple[list[tuple[Any, ...]], str | None]:
     return _rows_for_file(*args)
+
+
+def _work_file(f: CorpusFile) -> tuple[list[tuple[Any, ...]], str | None]:
+    fmt, configs, labels, mode, pricing, counter = _SHARED
+    return _rows_for_file(f, fmt, configs, labels, mode, pricing, counter)
 
 
 def sweep_corpus(
@@ -352,23 +366,23 @@ def sweep_corpus(
         pricing = PRICING[pricing]
     labels = _labels(configs)
     tasks = [(f, corpus.format, configs, labels, mode, pricing, counter) for f in corpus.files]
-    results: list[tuple[list[dict[str, Any]], str | None]] = []
+    results: list[tuple[list[tuple[Any, ...]], str | None]] = []
     for done, res in enumerate(_run(tasks, engine, workers, client, scheduler), start=1):
         results.append(res)
         if progress is not None:
             progress(done, len(tasks))
-    rows: list[dict[str, Any]] = []
+    rows: list[tuple[Any, ...]] = []
     errors = list(corpus.errors)
     for f, (file_rows, error) in zip(corpus.files, results):
         if error is not None:
             errors.append((f.label, error))
         rows += file_rows
-    table = pd.DataFrame(rows, columns=list(ROW_FIELDS))
+    table = pd.DataFrame.from_records(rows, columns=list(ROW_FIELDS))
     return CorpusSweep(table, tuple(errors), tuple(configs), tuple(labels), mode)
 
 
 def _run(tasks: list[tuple[Any, ...]], engine: Engine, workers: int | None, client: Any,
-         scheduler: str | None) -> Iterable[tuple[list[dict[str, Any]], str | None]]:
+         scheduler: str | None) -> Iterable[tuple[list[tuple[Any, ...]], str | None]]:
     """The results in the order of the tasks, whatever order they finish in."""
     if engine == "serial" or (engine == "process" and (workers == 1 or len(tasks) <= 1)):
         yield from map(_work, tasks)
@@ -378,8 +392,11 @@ def _run(tasks: list[tuple[Any, ...]], engine: Engine, workers: int | None, clie
         from concurrent.futures import ProcessPoolExecutor
 
         ctx = multiprocessing.get_context("spawn")  # no fork of a process that may hold threads (Streamlit)
-        with ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1, mp_context=ctx) as pool:
-            yield from pool.map(_work, tasks, chunksize=1)
+        n = workers or os.cpu_count() or 1
+        shared = tasks[0][1:]
+        # the settings go to each worker once; tasks are files, a few per message
+        with ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init, initargs=(shared,)) as pool:
+            yield from pool.map(_work_file, [t[0] for t in tasks], chunksize=max(1, min(16, len(tasks) // (8 * n))))
         return
     if engine == "dask":
         try:

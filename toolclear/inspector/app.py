@@ -144,7 +144,7 @@ def _set_eino_defaults() -> None:
 
 
 def _source_changed() -> None:
-    for key in ("conversation", "detail_index", "table"):
+    for key in ("conversation", "detail_index", "table", "corpus_open"):
         st.session_state.pop(key, None)
     st.session_state.exclude = []
 
@@ -170,6 +170,10 @@ def render_source() -> tuple[str, bytes, str] | None:
     names = ["auto", *(f.name for f in tc.list_formats())]
     labels = {"auto": "auto-detect", **{f.name: f"{f.name}: {f.label}" for f in tc.list_formats()}}
     st.sidebar.selectbox("Format", names, key="format", format_func=labels.__getitem__, on_change=_source_changed)
+    opened = st.session_state.get("corpus_open")
+    if opened is not None and upload is None:
+        st.sidebar.caption(md(f"Showing {opened[0]} from the Corpus page."))
+        return opened[0], opened[1], f"corpus:{opened[0]}:{len(opened[1])}"
     if upload is not None:
         return upload.name, upload.getvalue(), f"upload:{upload.file_id}"
     if st.session_state.sample == NO_SAMPLE:

@@ -104,8 +104,36 @@ def render_corpus_page() -> None:
         bar.empty()
         st.session_state["corpus_key"] = key
         st.session_state["corpus_result"] = sweep
+        st.session_state["corpus_obj"] = corpus
     sweep = st.session_state["corpus_result"]
     _show(sweep, int(window), configs)
+
+
+def _open(file_label: str, conversation: str, config: Any) -> None:
+    """Show one run of the corpus on the single-run page, with the picked settings."""
+    corpus = st.session_state.get("corpus_obj")
+    f = next((x for x in corpus.files if x.label == file_label), None) if corpus is not None else None
+    if f is None:
+        return
+    st.session_state["corpus_open"] = (Path(f.label).name, f.read(), conversation)
+    st.session_state["conversation"] = conversation
+    st.session_state["page"] = "One run"
+    kind = lab.policy_name(config)
+    if isinstance(config, tc.ClearToolResultConfig):
+        st.session_state["policy"] = "eino clear-tool-result"
+        st.session_state["threshold_input"] = config.tool_result_token_threshold
+        st.session_state["keep_input"] = config.keep_recent_tokens
+        for name in ("_threshold_range", "_keep_range"):
+            st.session_state.pop(name, None)  # the sliders take the numbers again
+        return
+    from toolclear.inspector.policy_views import KNOBS, _key
+
+    spec = lab.policy_spec(config).split(":")[0]
+    label = next(lab_ for lab_, k in POLICY_CHOICES.items() if k in (spec, kind))
+    st.session_state["policy"] = label
+    for knob in KNOBS.get(POLICY_CHOICES[label], ()):
+        st.session_state[_key(POLICY_CHOICES[label], knob.field) + "_input"] = int(getattr(config, knob.field))
+        st.session_state.pop(f"_{_key(POLICY_CHOICES[label], knob.field)}_range", None)
 
 
 def _show(sweep: tc.CorpusSweep, window: int, configs: list[Any]) -> None:
@@ -134,7 +162,14 @@ def _show(sweep: tc.CorpusSweep, window: int, configs: list[Any]) -> None:
     st.subheader("Runs", anchor=False)
     st.caption("Where the pick does worst first. Open one in the single-run views: download it below, or use "
                "`toolclear app FILE`.")
-    st.dataframe(best.sort_values("tokens_saved"), hide_index=True, key="corpus_runs")
+    ordered = best.sort_values("tokens_saved").reset_index(drop=True)
+    event = st.dataframe(ordered, hide_index=True, key="corpus_runs", on_select="rerun",
+                         selection_mode="single-row")
+    picked = list(getattr(getattr(event, "selection", None), "rows", []) or [])
+    if picked:
+        row = ordered.iloc[picked[0]]
+        st.button(f"Open {row['run']} in the single-run views", key="corpus_open_button", on_click=_open,
+                  args=(str(row["file"]), str(row["conversation"]), rec.config))
     c = st.columns(3)
     c[0].download_button("Table (CSV)", table.to_csv(index=False).encode(), "corpus-sweep.csv", key="corpus_csv")
     try:

@@ -614,18 +614,26 @@ def corpus_heatmap(sweep: Any, best: str, *, height: int = 380) -> Any:
 
 
 def corpus_distributions(best: Any, window: int, *, height: int = 340) -> Any:
-    """Per run with the recommended setting: what it saves, and its peak context."""
+    """Per run with the recommended setting: what it saves, what it costs (when priced),
+    and its peak context against the model's window."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
     priced = best["dollars"].notna().any()
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("saved per run" + (" ($)" if priced else " (tokens)"),
-                                                        "peak context per run (tokens)"))
+    titles = ["saved per run" + (" ($)" if priced else " (tokens)")]
+    if priced:
+        titles.append("cost per run ($)")
+    titles.append("peak context per run (tokens)")
+    fig = make_subplots(rows=1, cols=len(titles), subplot_titles=titles)
     fig.add_trace(go.Histogram(x=best["dollars_saved" if priced else "tokens_saved"], name="saved",
                                marker={"color": "#1f77b4"}), row=1, col=1)
-    fig.add_trace(go.Histogram(x=best["peak_context"], name="peak context", marker={"color": "#2ca02c"}), row=1, col=2)
+    if priced:
+        fig.add_trace(go.Histogram(x=best["dollars"], name="cost", marker={"color": "#ff7f0e"}), row=1, col=2)
+    last = len(titles)
+    fig.add_trace(go.Histogram(x=best["peak_context"], name="peak context", marker={"color": "#2ca02c"}),
+                  row=1, col=last)
     if window:
-        fig.add_vline(x=window, line={"color": "#9467bd", "dash": "dash"}, row=1, col=2,
+        fig.add_vline(x=window, line={"color": "#9467bd", "dash": "dash"}, row=1, col=last,
                       annotation_text=f"window {window:,}")
     fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 40, "b": 10}, showlegend=False, bargap=0.05)
     return fig

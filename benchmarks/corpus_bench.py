@@ -90,7 +90,7 @@ def main() -> None:
                      f"100,000 runs x 100 settings: {100_000 * 100 / per_core / 3600:.1f} core-hours"))
         rows.append(("peak RSS of a worker process (VmHWM)", f"{worker_peak_mb(corpus, configs):.0f} MB",
                      f"largest run {largest / 1e6:.1f} MB on disk; a bare 'import toolclear' is 23 MB"))
-        print(f"| what | measured | note |\n|---|---|---|")
+        print("| what | measured | note |\n|---|---|---|")
         for r in rows:
             print(f"| {r[0]} | {r[1]} | {r[2]} |")
         print(f"(cores here: {os.cpu_count()})")

@@ -674,7 +674,7 @@ def _compare(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> in
         head: tuple[str, ...] = ("policy", "peak context", "tokens sent", "saved", "saved %", "changed",
                                  "cache breaks")
         rows = [(str(r.policy), _fmt(int(r.peak_context)), _fmt(int(r.tokens_sent)), _fmt(int(r.tokens_saved)),
-                 f"{r.saved_percent:.1f}", _fmt(int(r.results_changed)), _fmt(int(r.cache_breaks)))
+                 f"{r.saved_percent:.1f}", _fmt(int(r.results_cleared)), _fmt(int(r.cache_breaks)))
                 + ((_usd(r.dollars), _usd(r.dollars_without_policy), _usd(r.dollars_saved)) if pricing else ())
                 for r in table.itertuples(index=False)]
         if pricing is not None:

@@ -191,7 +191,7 @@ def grid(config: Any, **axes: Sequence[Any]) -> list[Any]:
 # ------------------------------------------------------------------ sweeping
 
 ROW_FIELDS = ("run", "file", "conversation", "config", "policy", "messages", "tool_result_tokens", "tokens_sent",
-              "tokens_sent_unreduced", "tokens_saved", "peak_context", "results_changed", "cache_breaks", "dollars",
+              "tokens_sent_unreduced", "tokens_saved", "peak_context", "results_cleared", "cache_breaks", "dollars",
               "dollars_without_policy", "dollars_saved", "error")
 
 
@@ -229,7 +229,7 @@ def _rows_for_file(f: CorpusFile, fmt: str, configs: Sequence[Any], labels: Sequ
                 row.update(tokens_sent=r.tokens_sent, tokens_sent_unreduced=r.tokens_sent_unreduced,
                            tokens_saved=r.tokens_sent_unreduced - r.tokens_sent,
                            peak_context=max((s.context_tokens for s in calls), default=0),
-                           results_changed=len(r.cleared_indices), cache_breaks=r.cache_breaks)
+                           results_cleared=len(r.cleared_indices), cache_breaks=r.cache_breaks)
                 if pricing is not None and mode == "replay":
                     c = cost(r, pricing, compactions=[k for k, _ in t.marks])
                     row.update(dollars=c.dollars, dollars_without_policy=c.dollars_without_policy,

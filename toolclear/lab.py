@@ -182,7 +182,7 @@ class Comparison:
                 "tokens_sent_unreduced": unreduced,
                 "tokens_saved": unreduced - sent,
                 "saved_percent": round(100 * (unreduced - sent) / unreduced, 2) if unreduced else 0.0,
-                "results_changed": len(r.cleared_indices),
+                "results_cleared": len(r.cleared_indices),
                 "cache_breaks": r.cache_breaks,
                 "final_tokens": r.tokens_after,
             })

@@ -346,9 +346,21 @@ def test_compactions_and_context_window_are_drawn() -> None:
 
 
 def test_dollar_heatmap_diverges_at_zero_and_draws_the_break_even() -> None:
-    sw = sweep.Sweep((0, 10), (5, 15), ((1.5, -0.5), (0.25, -2.0)), ((0, 0), (0, 0)), None, 0, "replay")
+    sw = sweep.Sweep((0, 10), (5, 15), ((0, 0), (0, 0)), ((0, 0), (0, 0)), None, 0, "replay",
+                     dollars_saved=((1.5, -0.5), (0.25, -2.0)))
     fig = charts.heatmap_figure(sw, "dollars_saved", (0, 5))
     heat = fig.data[0]
     assert heat.zmid == 0 and heat.colorscale[0][1] != heat.colorscale[-1][1]
     contour = next(tr for tr in fig.data if tr.type == "contour")
     assert contour.contours.start == 0 == contour.contours.end
+
+
+def test_a_priced_replay_sweep_prices_each_cell_once_as_it_runs(t) -> None:
+    pricing = tc.PRICING["claude-sonnet-4-5"]
+    sw = sweep.sweep(t.messages, tc.ClearToolResultConfig(), [5_000, 20_000], [10_000, 40_000], mode="replay",
+                     pricing=pricing)
+    for i, th in enumerate(sw.thresholds):
+        for j, k in enumerate(sw.keeps):
+            c = tc.cost(tc.replay(t.messages, tc.ClearToolResultConfig(th, k)), pricing)
+            assert sw.dollars_saved[i][j] == round(c.dollars_saved, 4)
+    assert sweep.sweep(t.messages, tc.ClearToolResultConfig(), [5_000], [10_000], mode="replay").dollars_saved is None

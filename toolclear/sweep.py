@@ -10,8 +10,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ._replay import replay
+from .billing import cost
 from .clearing import ClearToolResultConfig, reduce_by_tokens
 from .counters import count_tokens, get_counter
 from .model import Message
@@ -90,6 +92,8 @@ class Sweep:
     cache_breaks: tuple[tuple[int, ...], ...] | None
     tokens_before: int
     mode: str
+    dollars_saved: tuple[tuple[float, ...], ...] | None = None
+    """Replay with a pricing: dollars saved over the run (negative: costs more than nothing)."""
 
 
 def sweep(
@@ -99,11 +103,15 @@ def sweep(
     keeps: Sequence[int],
     *,
     mode: Mode = "single pass",
+    pricing: Any = None,
+    calibrate: bool = False,
+    compactions: Sequence[int] = (),
 ) -> Sweep:
     """Tokens saved (and, in replay mode, prompt-cache breaks) for every pair of values.
 
     In replay mode "tokens saved" is over all model calls (what clearing saves in input
-    tokens across the run); in a single pass it is what the final history saves.
+    tokens across the run); in a single pass it is what the final history saves. With
+    ``pricing`` (replay) each cell's replay is also priced: dollars saved.
     """
     msgs = tuple(messages)
     counter = get_counter(config.token_counter)
@@ -111,19 +119,25 @@ def sweep(
     saved_rows: list[tuple[int, ...]] = []
     cleared_rows: list[tuple[int, ...]] = []
     breaks_rows: list[tuple[int, ...]] = []
+    dollar_rows: list[tuple[float, ...]] = []
     if mode == "replay":
         for t in thresholds:
-            saved, cleared, breaks = [], [], []
+            saved, cleared, breaks, dollars = [], [], [], []
             for k in keeps:
                 rp = replay(msgs, replace(config, tool_result_token_threshold=t, keep_recent_tokens=k))
                 saved.append(rp.tokens_sent_unreduced - rp.tokens_sent)
                 cleared.append(len(rp.cleared_indices))
                 breaks.append(rp.cache_breaks)
+                if pricing is not None:
+                    c = cost(rp, pricing, calibrate=calibrate, compactions=compactions)
+                    dollars.append(round(c.dollars_saved, 4))
             saved_rows.append(tuple(saved))
             cleared_rows.append(tuple(cleared))
             breaks_rows.append(tuple(breaks))
+            dollar_rows.append(tuple(dollars))
         return Sweep(tuple(thresholds), tuple(keeps), tuple(saved_rows), tuple(cleared_rows),
-                     tuple(breaks_rows), sum(counts), mode)
+                     tuple(breaks_rows), sum(counts), mode,
+                     tuple(dollar_rows) if pricing is not None else None)
     # single pass: the window depends only on keep, the trigger only on the threshold
     per_keep = []
     for k in keeps:

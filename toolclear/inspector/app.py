@@ -15,7 +15,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -119,8 +119,11 @@ def ensure_counts(messages: tuple[tc.Message, ...], counter: str) -> tuple[int, 
 
 @st.cache_resource(max_entries=32, show_spinner="Sweeping threshold × keep…")
 def sweep_cached(key: tuple[Any, ...], _messages: tuple[tc.Message, ...], _config: tc.ClearToolResultConfig,
-                 thresholds: tuple[int, ...], keeps: tuple[int, ...], mode: schema.Mode) -> sweeps.Sweep:
-    return sweeps.sweep(_messages, _config, thresholds, keeps, mode=mode)
+                 thresholds: tuple[int, ...], keeps: tuple[int, ...], mode: schema.Mode,
+                 pricing: tc.Pricing | None = None, calibrate: bool = False,
+                 compactions: tuple[int, ...] = ()) -> sweeps.Sweep:
+    return sweeps.sweep(_messages, _config, thresholds, keeps, mode=mode, pricing=pricing, calibrate=calibrate,
+                        compactions=compactions)
 
 
 # ---------------------------------------------------------------- state helpers
@@ -498,23 +501,6 @@ def _show_text(text: str, key: str) -> None:
         st.caption(f"Showing the first {DETAIL_CHARS:,} of {len(text):,} characters.")
 
 
-@st.cache_resource(max_entries=8, show_spinner="Pricing every cell…")
-def dollar_grid(key: tuple[Any, ...], _messages: tuple[tc.Message, ...], _config: tc.ClearToolResultConfig,
-                thresholds: tuple[int, ...], keeps: tuple[int, ...], pricing: tc.Pricing, calibrate: bool,
-                compactions: tuple[int, ...]) -> sweeps.Sweep:
-    """Dollars saved over the run (negative: costs more than doing nothing) per cell."""
-    from dataclasses import replace as _replace
-
-    rows = []
-    for th in thresholds:
-        rows.append(tuple(round(tc.cost(tc.replay(_messages, _replace(_config, tool_result_token_threshold=th,
-                                                                     keep_recent_tokens=k)), pricing,
-                                         calibrate=calibrate, compactions=compactions).dollars_saved, 4)
-                          for k in keeps))
-    grid = cast(tuple[tuple[int, ...], ...], tuple(rows))  # dollars, in the grid's own slots
-    return sweeps.Sweep(thresholds, keeps, grid, grid, None, 0, "replay")
-
-
 def render_sweep(t: tc.Transcript, config: tc.ClearToolResultConfig, mode: schema.Mode,
                  key_base: tuple[Any, ...], pricing: tc.Pricing | None = None, calibrate: bool = False) -> None:
     counts = tc.count_tokens(t.messages, config.token_counter)
@@ -527,7 +513,10 @@ def render_sweep(t: tc.Transcript, config: tc.ClearToolResultConfig, mode: schem
                   on_click=lambda: st.session_state.__setitem__("sweep_go", True))
         return
     key = (*key_base, config.placeholder, config.exclude_tools, config.counter_name, mode, thresholds, keeps)
-    sw = sweep_cached(key, t.messages, config, thresholds, keeps, mode)
+    priced = pricing if mode == "replay" else None  # each replay of the grid priced once, as it runs
+    marks = tuple(k for k, _ in t.marks)
+    sw = sweep_cached(key, t.messages, config, thresholds, keeps, mode, priced, calibrate and priced is not None,
+                      marks)
     current = (config.tool_result_token_threshold, config.keep_recent_tokens)
     cols = st.columns(2)
     with cols[0]:
@@ -535,13 +524,11 @@ def render_sweep(t: tc.Transcript, config: tc.ClearToolResultConfig, mode: schem
     with cols[1]:
         what = "cache_breaks" if sw.cache_breaks is not None else "cleared"
         st.plotly_chart(charts.heatmap_figure(sw, what, current), key="sweep_second", config={"displaylogo": False})
-    if pricing is not None and mode == "replay":
-        marks = tuple(k for k, _ in t.marks)
-        grid = dollar_grid((*key, pricing, calibrate), t.messages, config, thresholds, keeps, pricing, calibrate, marks)
-        st.plotly_chart(charts.heatmap_figure(grid, "dollars_saved", current), key="sweep_dollars",
+    if priced is not None and sw.dollars_saved is not None:
+        st.plotly_chart(charts.heatmap_figure(sw, "dollars_saved", current), key="sweep_dollars",
                         config={"displaylogo": False})
-        losing = sum(1 for row in grid.tokens_saved for v in row if v < 0)
-        st.caption(f"Dollars saved over the run at {md(pricing.name)} prices, with the prompt cache: red cells cost "
+        losing = sum(1 for row in sw.dollars_saved for v in row if v < 0)
+        st.caption(f"Dollars saved over the run at {md(priced.name)} prices, with the prompt cache: red cells cost "
                    f"more than doing nothing ({losing} of {len(thresholds) * len(keeps)}); the black line is the "
                    "break-even.")
     st.caption(

@@ -289,7 +289,7 @@ def heatmap_figure(sw: Sweep, values: str, current: tuple[int, int], *, height: 
     import plotly.graph_objects as go
 
     dollars = values == "dollars_saved"
-    z = getattr(sw, "tokens_saved" if dollars else values)
+    z = getattr(sw, values)
     saved = "input tokens saved over all calls" if sw.mode == "replay" else "tokens saved in the final history"
     titles = {"tokens_saved": saved, "cleared": "results cleared", "cache_breaks": "prompt-cache breaks",
               "dollars_saved": "dollars saved over the run (red: costs more than nothing)"}

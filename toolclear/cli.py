@@ -39,7 +39,7 @@ from .inspector.exports import json_bytes
 from .lab import apply, compare, parse_policy, policy_name, replay
 from .model import Transcript
 from .reduction import EinoReductionConfig
-from .report import cost_dict, display_text, recorded_usage, report_dict, summary_dict, tool_summary
+from .report import cost_dict, display_text, recorded_usage, report_dict, summary_dict, tool_summary, usd
 from .result import Result
 
 __all__ = ["main"]
@@ -168,8 +168,9 @@ def _range(text: str) -> list[int]:
         return parts
     if len(parts) != 3 or parts[2] < 1 or parts[2] > 100 or min(parts[:2]) < 0:
         raise argparse.ArgumentTypeError(f"expected A:B:N with N from 1 to 100, got {text!r}")
-    a, b, n = parts
-    return sorted({round(a + (b - a) * k / (n - 1)) for k in range(n)} if n > 1 else {a})
+    from .corpus import spread
+
+    return spread(*parts)
 
 
 def _parser() -> _Parser:
@@ -625,12 +626,6 @@ class _Progress:
             self.stream.write("\n")
 
 
-def _usd(x: float) -> str:
-    sign = "-" if x < 0 else ""
-    x = abs(x)
-    return f"{sign}${x:,.4f}" if x < 1 else f"{sign}${x:,.2f}"
-
-
 def _cost_lines(t: Transcript, c: Any) -> list[str]:
     """The cost table of one conversation: with the policy, without it, the difference."""
     w, wo = c.totals(), c.totals(True)
@@ -638,12 +633,12 @@ def _cost_lines(t: Transcript, c: Any) -> list[str]:
     rows = [("", "uncached", "cache write", "cache read", "output", "dollars")]
     for name, tot in (("with the policy", w), ("without it", wo)):
         rows.append((name, _fmt(int(tot["uncached_tokens"])), _fmt(int(tot["cache_write_tokens"])),
-                     _fmt(int(tot["cache_read_tokens"])), _fmt(int(tot["output_tokens"])), _usd(tot["dollars"])))
+                     _fmt(int(tot["cache_read_tokens"])), _fmt(int(tot["output_tokens"])), usd(tot["dollars"])))
     widths = [max(len(r[k]) for r in rows) for k in range(6)]
     out = [head] + ["  " + "  ".join(v.ljust(wd) if k == 0 else v.rjust(wd) for k, (v, wd) in
                                      enumerate(zip(r, widths))) for r in rows]
     saved = c.dollars_saved
-    out.append(f"  {'saves' if saved >= 0 else 'costs'} {_usd(abs(saved))}"
+    out.append(f"  {'saves' if saved >= 0 else 'costs'} {usd(abs(saved))}"
                + ("" if saved >= 0 else " more than doing nothing"))
     for note in c.assumptions:
         out.append(f"  note: {terminal_text(note)}")
@@ -675,7 +670,7 @@ def _compare(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> in
                                  "cache breaks")
         rows = [(str(r.policy), _fmt(int(r.peak_context)), _fmt(int(r.tokens_sent)), _fmt(int(r.tokens_saved)),
                  f"{r.saved_percent:.1f}", _fmt(int(r.results_cleared)), _fmt(int(r.cache_breaks)))
-                + ((_usd(r.dollars), _usd(r.dollars_without_policy), _usd(r.dollars_saved)) if pricing else ())
+                + ((usd(r.dollars), usd(r.dollars_without_policy), usd(r.dollars_saved)) if pricing else ())
                 for r in table.itertuples(index=False)]
         if pricing is not None:
             head += ("dollars", "without", "dollars saved")

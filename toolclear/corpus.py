@@ -24,7 +24,8 @@ from .errors import ConfigError, ToolclearError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Corpus", "CorpusFile", "CorpusSweep", "Recommendation", "grid", "load_corpus", "sweep_corpus"]
+__all__ = ["Corpus", "CorpusFile", "CorpusSweep", "Recommendation", "grid", "load_corpus", "spread",
+           "sweep_corpus"]
 
 Engine = Literal["serial", "process", "dask"]
 _MAX_MEMBER = 2 * 1024**3
@@ -186,6 +187,11 @@ def grid(config: Any, **axes: Sequence[Any]) -> list[Any]:
             raise ConfigError(f"grid: {type(config).__name__} has no field {key!r}")
         names.append(name)
     return [replace(config, **dict(zip(names, values))) for values in product(*axes.values())]
+
+
+def spread(a: int, b: int, n: int) -> list[int]:
+    """n whole numbers evenly from a to b, both included (one value when n is 1)."""
+    return sorted({round(a + (b - a) * k / (n - 1)) for k in range(n)} if n > 1 else {a})
 
 
 # ------------------------------------------------------------------ sweeping

@@ -21,14 +21,17 @@ from .schema import SCHEMA_VERSION, Mode, ReportDict, RowDict, SettingsDict, Sum
 __all__ = [
     "ROW_FIELDS",
     "ToolSummary",
+    "cost_dict",
     "display_text",
     "message_rows",
     "message_table",
+    "policy_options",
     "preview",
     "report_dict",
     "settings_dict",
     "summary_dict",
     "tool_summary",
+    "usd",
     "window_start",
 ]
 
@@ -218,6 +221,13 @@ def settings_dict(
             "trigger_tokens": offloading.trigger_tokens,
         }
     return out
+
+
+def usd(x: float) -> str:
+    """Dollars as shown: four decimals under a dollar, cents above, the sign in front."""
+    sign = "-" if x < 0 else ""
+    x = abs(x)
+    return f"{sign}${x:,.4f}" if x < 1 else f"{sign}${x:,.2f}"
 
 
 def cost_dict(c: Any) -> dict[str, Any]:

@@ -17,6 +17,7 @@ import streamlit as st
 
 import toolclear as tc
 from toolclear import lab
+from toolclear.corpus import spread
 from toolclear.inspector import charts, exports, snippets
 from toolclear.inspector.policy_views import POLICY_CHOICES
 from toolclear.inspector.widgets import md
@@ -43,7 +44,7 @@ def _values(text: str, what: str) -> list[int]:
             a, b, n = (int(p.replace(",", "").replace("_", "")) for p in text.split(":"))
             if not 1 <= n <= 20:
                 raise ValueError
-            return sorted({round(a + (b - a) * k / (n - 1)) for k in range(n)} if n > 1 else {a})
+            return spread(a, b, n)
         return sorted({int(p.replace("_", "")) for p in text.replace(",", " ").split()})
     except ValueError:
         raise tc.ConfigError(f"{what}: expected A:B:N (N up to 20) or a list of whole numbers, got {text!r}") \

@@ -13,6 +13,7 @@ import toolclear as tc
 from toolclear.billing import CacheKind
 from toolclear.inspector import charts
 from toolclear.inspector.widgets import md
+from toolclear.report import usd
 
 __all__ = ["NO_PRICING", "render_cost_headline", "render_cost_view", "render_pricing"]
 
@@ -88,22 +89,18 @@ def render_cost_headline(result: Any, pricing: tc.Pricing | None, calibrate: boo
         return None
     c = _cost(result, pricing, calibrate, t)
     cols = st.columns(4)
-    cols[0].metric("Cost with the policy", _usd(c.dollars), help="Every model call of the run, priced with the "
+    cols[0].metric("Cost with the policy", usd(c.dollars), help="Every model call of the run, priced with the "
                    "prompt cache: " + "; ".join(c.assumptions or ("no assumption",)))
-    cols[1].metric("Cost without it", _usd(c.dollars_without_policy))
+    cols[1].metric("Cost without it", usd(c.dollars_without_policy))
     saved = c.dollars_saved
-    cols[2].metric("Money saved" if saved >= 0 else "Costs more by", _usd(abs(saved)),
+    cols[2].metric("Money saved" if saved >= 0 else "Costs more by", usd(abs(saved)),
                    help="Clearing breaks the cached prefix: the calls after a break pay to write the rest again. "
                         "Tokens saved can still cost dollars.")
-    cols[3].metric("Cache breaks cost", _usd(sum(r.break_dollars for r in c.calls)))
+    cols[3].metric("Cache breaks cost", usd(sum(r.break_dollars for r in c.calls)))
     if saved < 0:
-        st.warning(f"At these settings the policy costs {_usd(-saved)} more than doing nothing: the cache "
+        st.warning(f"At these settings the policy costs {usd(-saved)} more than doing nothing: the cache "
                    "breaks cost more than the tokens it saves.")
     return c
-
-
-def _usd(x: float) -> str:
-    return f"${x:,.4f}" if abs(x) < 1 else f"${x:,.2f}"
 
 
 def render_cost_view(c: Any, t: tc.Transcript) -> None:

@@ -1,7 +1,7 @@
 """Every reference vector of eino's reduction middleware must pass (REDUCTION.md §9).
 
 The vectors were recorded by running eino's own Go code; tests/data holds a copy
-(``eino_reduction_vectors.jsonl.gz`` and its README), so no test reads ../shared.
+(``eino_reduction_vectors.jsonl.gz`` and its README), so the tests run on a fresh clone alone.
 """
 
 from __future__ import annotations

@@ -99,9 +99,13 @@ def _defaults(kind: str) -> Any:
 
 
 def _sizes(t: tc.Transcript, counter: str) -> dict[str, int]:
-    """What each kind of knob can range over on this conversation."""
+    """What each kind of knob can range over on this conversation: three passes over it,
+    so worked out once per conversation and counter, not on every slider move."""
+    memo = st.session_state.get("_policy_sizes")
+    if memo is not None and memo[0] is t and memo[1] == counter:
+        return dict(memo[2])
     msgs = t.messages
-    return {
+    sizes = {
         "tokens": sum(tc.count_tokens(msgs, counter)),
         "lc_tokens": sum(langchain_tokens(m) for m in msgs),
         "rd_tokens": reduction_tokens(msgs),
@@ -110,6 +114,8 @@ def _sizes(t: tc.Transcript, counter: str) -> dict[str, int]:
         "messages": len(msgs),
         "steps": 20,
     }
+    st.session_state["_policy_sizes"] = (t, counter, sizes)
+    return dict(sizes)
 
 
 def _top(unit: str, size: int) -> tuple[int, int]:

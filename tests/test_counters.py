@@ -109,12 +109,10 @@ def test_progress_is_reported_only_while_counting() -> None:
 
 
 def test_custom_counters_and_placeholders_keep_the_memo_bounded() -> None:
-    from toolclear.clearing import cleared_copy
-
     m = tc.Message("tool", "some result text")
     for k in range(1000):
         assert tc.count_tokens([m], lambda msg, k=k: len(msg.content) + k) == (16 + k,)
-        cleared_copy(m, f"[gone {k}]")
+        m.replaced(f"[gone {k}]")
     assert len(m._memo) <= 3
     counter = lambda msg: 7  # noqa: E731
     assert tc.count_tokens([m], counter) == (7,) and tc.count_tokens([m], counter) == (7,)

@@ -1,35 +1,133 @@
-"""A real LangChain v1 agent (its own fake model, real tools) with toolclear's middleware:
-what each model call received equals toolclear's replay of the same run."""
+"""Real LangChain v1 and LangGraph agents (their own fake chat model, real tools) with
+toolclear installed: what each model call received equals toolclear's replay of the
+same run, in both modes, and the saved run reads back to the same messages."""
 
 from __future__ import annotations
 
+import json
+import warnings
 from typing import Any
 
 import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, messages_to_dict
 from langchain_core.tools import tool
 
 import toolclear as tc
+from tests.live_support import CALLS, assert_live_equals_replay, big_result, shown
 from toolclear.integrations.langchain import ToolclearMiddleware, from_langchain
+from toolclear.integrations.langgraph import pre_model_hook
 
-CALLS = 32
+CONFIGS = {
+    "eino": tc.ClearToolResultConfig(3000, 6000),
+    "eino-small-window": tc.ClearToolResultConfig(2000, 1000),
+    "swe-agent": tc.ObservationMaskingConfig.swe_agent(4),
+    "langchain": tc.LangChainClearToolUsesConfig(trigger=2000, keep=3),
+    "anthropic": tc.AnthropicClearToolUsesConfig(trigger_input_tokens=3000, keep_tool_uses=3,
+                                                 clear_at_least_input_tokens=1500),
+    "eino-reduction": tc.EinoReductionConfig(skip_truncation=True, max_tokens_for_clear=3000),
+}
 
 
 @tool
 def read_file(path: str) -> str:
     """Read a file."""
-    return f"contents of {path}\n" + ("line of code\n" * 150)
+    return big_result(path)
 
 
 class ToolModel(GenericFakeChatModel):
+    """LangChain's fake chat model, recording what each call received."""
+
+    seen: list[list[Any]] = []
+
     def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
         return self
 
+    def _generate(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+        self.seen.append(list(messages))
+        return super()._generate(messages, *args, **kwargs)
 
-class Recorder(AgentMiddleware):
+
+def script() -> list[AIMessage]:
+    out = [AIMessage(content=f"reading f{k}.py" if k % 3 == 0 else "",
+                     tool_calls=[{"name": "read_file", "args": {"path": f"f{k}.py"}, "id": f"c{k}"}])
+           for k in range(CALLS - 1)]
+    return out + [AIMessage(content="done")]
+
+
+def unreduced(last: list[Any], answer: Any) -> list[Any]:
+    """The run as it happened: every tool result as the tool returned it."""
+    args = {c["id"]: c["args"] for m in last if isinstance(m, AIMessage) for c in m.tool_calls}
+    return [m.model_copy(update={"content": read_file.invoke(args[m.tool_call_id])}) if isinstance(m, ToolMessage)
+            else m for m in [*last, answer]]
+
+
+def run_langchain(config: Any, persist: bool) -> tuple[list[list[Any]], list[Any], list[tc.Result]]:
+    model = ToolModel(messages=iter(script()), seen=[])
+    reports: list[tc.Result] = []
+    agent = create_agent(model, [read_file],
+                         middleware=[ToolclearMiddleware(config, persist=persist, on_result=reports.append)])
+    state = agent.invoke({"messages": [HumanMessage("read all the files")]}, {"recursion_limit": 500})
+    return model.seen, state["messages"], reports
+
+
+def run_langgraph(config: Any, persist: bool) -> tuple[list[list[Any]], list[Any], list[tc.Result]]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # create_react_agent is deprecated in favour of create_agent
+        from langgraph.prebuilt import create_react_agent
+
+        model = ToolModel(messages=iter(script()), seen=[])
+        reports: list[tc.Result] = []
+        agent = create_react_agent(model, [read_file],
+                                   pre_model_hook=pre_model_hook(config, persist=persist, on_result=reports.append))
+    state = agent.invoke({"messages": [HumanMessage("read all the files")]}, {"recursion_limit": 500})
+    return model.seen, state["messages"], reports
+
+
+@pytest.mark.parametrize("runner", [run_langchain, run_langgraph], ids=["langchain", "langgraph"])
+@pytest.mark.parametrize("persist", [True, False], ids=["persist", "per-call"])
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_live_run_sends_what_the_replay_says(runner, persist, name) -> None:
+    config = CONFIGS[name]
+    seen, final, reports = runner(config, persist)
+    assert len(seen) == CALLS and len(reports) == CALLS
+    run = from_langchain(unreduced(seen[-1], final[-1]))
+    assert_live_equals_replay([from_langchain(s) for s in seen], run, config, persist)
+    # the state keeps the edit only when persisting
+    kept = from_langchain(final)
+    assert (kept[:-1] != run[:-1]) == persist or name == "eino-reduction"
+
+
+def test_the_saved_run_reads_back_and_replays_the_same(tmp_path) -> None:
+    config = CONFIGS["eino"]
+    seen, final, _ = run_langchain(config, True)
+    raw = unreduced(seen[-1], final[-1])
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(messages_to_dict(raw)))
+    loaded = tc.load(path)
+    assert loaded.format == "langchain"
+    assert shown(loaded.messages) == shown(from_langchain(raw))
+    assert_live_equals_replay([from_langchain(s) for s in seen], loaded.messages, config, True)
+
+
+def test_the_callback_reports_what_each_call_cleared() -> None:
+    seen, _, reports = run_langchain(CONFIGS["eino"], True)
+    first = next(k for k, r in enumerate(reports) if r.cleared_indices)
+    assert reports[first].tokens_after < reports[first].tokens_before
+    assert all(m.content == CONFIGS["eino"].placeholder
+               for m in (from_langchain(seen[first])[i] for i in reports[first].cleared_indices))
+
+
+def test_ids_and_metadata_survive_the_edit() -> None:
+    seen, final, _ = run_langchain(CONFIGS["eino"], True)
+    cleared = [m for m in final if isinstance(m, ToolMessage) and m.content == CONFIGS["eino"].placeholder]
+    assert cleared and all(m.id and m.tool_call_id and m.name == "read_file" for m in cleared)
+    assert len({m.id for m in final}) == len(final)
+
+
+class Spy(AgentMiddleware):
     def __init__(self) -> None:
         super().__init__()
         self.seen: list[list[Any]] = []
@@ -39,67 +137,20 @@ class Recorder(AgentMiddleware):
         return handler(request)
 
 
-def script() -> list[AIMessage]:
-    out = [AIMessage(content="", tool_calls=[{"name": "read_file", "args": {"path": f"f{k}.py"}, "id": f"c{k}"}])
-           for k in range(CALLS - 1)]
-    return out + [AIMessage(content="done")]
-
-
-def run_agent(config: Any, persist: bool) -> tuple[Recorder, list[Any], list[Any]]:
-    rec = Recorder()
-    reports: list[Any] = []
-    agent = create_agent(ToolModel(messages=iter(script())), [read_file],
-                         middleware=[ToolclearMiddleware(config, persist=persist, on_result=reports.append), rec])
-    agent.invoke({"messages": [HumanMessage("read all the files")]}, {"recursion_limit": 500})
-    return rec, reports, agent
-
-
-def unreduced(last: list[Any]) -> list[tc.Message]:
-    """The run as it happened: the last call's input with every tool result as the tool returned it."""
-    msgs = []
-    for m in last:
-        if isinstance(m, ToolMessage):
-            call = next(c for x in last if isinstance(x, AIMessage) for c in x.tool_calls if c["id"] == m.tool_call_id)
-            m = m.model_copy(update={"content": read_file.invoke(call["args"])})
-        msgs.append(m)
-    return from_langchain(msgs)
-
-
-@pytest.mark.parametrize("config", [tc.ClearToolResultConfig(3000, 6000),
-                                    tc.ObservationMaskingConfig.swe_agent(4)], ids=["eino", "swe-agent"])
-def test_persisting_mode_sends_what_the_replay_says(config) -> None:
-    rec, reports, _ = run_agent(config, persist=True)
-    assert len(rec.seen) == CALLS and len(reports) == CALLS
-    run = unreduced(rec.seen[-1]) + [tc.Message("assistant", "done")]
-    rp = tc.replay(run, config)
-    steps = rp.model_call_steps
-    assert len(steps) == CALLS
-    cleared_some = False
-    for step, seen in zip(steps, rec.seen):
-        got = [m.content for m in from_langchain(seen)]
-        if isinstance(config, tc.ClearToolResultConfig):
-            want = [config.placeholder if (at is not None and at <= step.call_index) else m.content
-                    for m, at in zip(run[: step.call_index], rp.cleared_at)]
-            assert got == want
-        assert sum(tc.count_tokens(from_langchain(seen))) == step.context_tokens
-        cleared_some |= any(g != m.content for g, m in zip(got, run))
-    assert cleared_some
-
-
-def test_per_call_mode_matches_the_non_sticky_replay() -> None:
-    config = tc.LangChainClearToolUsesConfig(trigger=2000, keep=3)
-    rec, _, _ = run_agent(config, persist=False)
-    run = unreduced(rec.seen[-1]) + [tc.Message("assistant", "done")]
-    rp = tc.replay(run, config)
-    for step, seen in zip(rp.model_call_steps, rec.seen):
-        prefix = run[: step.call_index]
-        assert [m.content for m in from_langchain(seen)] == [m.content for m in tc.apply(prefix, config).messages]
-        assert sum(tc.count_tokens(from_langchain(seen))) == step.context_tokens
+def test_multimodal_parts_of_kept_messages_pass_through_untouched() -> None:
+    image = {"type": "image", "url": "https://example.com/a.png"}
+    model = ToolModel(messages=iter(script()), seen=[])
+    agent = create_agent(model, [read_file], middleware=[ToolclearMiddleware(CONFIGS["eino"])])
+    agent.invoke({"messages": [HumanMessage(content=[{"type": "text", "text": "read these"}, image])]},
+                 {"recursion_limit": 500})
+    assert all(s[0].content[1] == image for s in model.seen)
+    assert from_langchain(model.seen[0])[0].content == "read these\n" + json.dumps(image, separators=(",", ":"))
 
 
 def test_importing_toolclear_imports_no_framework() -> None:
     import subprocess
     import sys
 
-    code = "import sys, toolclear; print(any(m.split('.')[0] in ('langchain', 'langgraph') for m in sys.modules))"
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+    code = ("import sys, toolclear; print(sorted({m.split('.')[0] for m in sys.modules} & "
+            "{'langchain', 'langchain_core', 'langgraph', 'pydantic_ai', 'agents', 'openai', 'dask', 'pandas'}))")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "[]"

@@ -93,9 +93,10 @@ def assemble(
     for call in calls:
         delta = engine.advance(call)
         changed: list[int] = []
-        for i in sorted(delta):
-            new = delta[i] if delta[i] is not None else original[i]
-            assert new is not None
+        order = sorted(delta)
+        news = [delta[i] or original[i] for i in order]
+        new_counts = count_tokens(news, counter)  # one batch: the copies are memoised, so mostly known
+        for i, new, c in zip(order, news, new_counts):
             old = view.get(i, original[i])
             visible = _visible(old, new)
             if new is original[i] or not _visible(original[i], new):
@@ -103,7 +104,6 @@ def assemble(
                     saved -= counts[i] - view_count.pop(i)
                     del view[i]
             else:
-                c = count_tokens((new,), counter)[0]
                 saved += (view_count.get(i, counts[i])) - c
                 view[i], view_count[i] = new, c
                 if changed_at[i] is None:
@@ -115,7 +115,10 @@ def assemble(
         prev = call
     messages = final if final is not None else tuple(view.get(i, m) for i, m in enumerate(original))
     after = tuple(view_count.get(i, c) for i, c in enumerate(counts))
-    statuses = tuple(engine.status(i, i in view) for i in range(n))
+    kept = frozenset(view)
+
+    def statuses() -> tuple[MessageStatus, ...]:
+        return tuple(engine.status(i, i in kept) for i in range(n))
     return Result(
         messages=messages, steps=tuple(steps), token_counts=counts, cleared_at=tuple(changed_at), config=config,
         token_counts_original=counts, files=dict(files or {}), notes=notes, mode=mode, _seen=original,

@@ -120,7 +120,7 @@ class AnthropicEngine:
             saving, versions = 0, {}
             if name not in self.config.exclude_tools:
                 m = self.msgs[u]
-                saving = self.counts[u] - count_tokens((m.with_content(self.config.placeholder),), self.counter)[0]
+                saving = self.counts[u] - count_tokens((m.replaced(self.config.placeholder),), self.counter)[0]
                 pair = self.pairs[u]
                 if pair is not None and self.config.clears_input(name):
                     a, call = pair
@@ -150,7 +150,7 @@ class AnthropicEngine:
             for k in range(self.applied, target):
                 u = self.uses[k]
                 if self._name(u) not in c.exclude_tools:
-                    delta[u] = self.msgs[u].with_content(c.placeholder)
+                    delta[u] = self.msgs[u].replaced(c.placeholder)
                 delta.update(self.ai_after[k + 1])
         elif target < self.applied:
             for k in range(target, self.applied):

@@ -181,7 +181,7 @@ class SequenceIndex:
             out = list(self.seq)
             with paused_gc():
                 for i in cleared:
-                    out[i] = cleared_copy(out[i], placeholder)
+                    out[i] = out[i].replaced(placeholder)
             hit = tuple(out)
             self._outputs[key] = hit
             while len(self._outputs) > 4:
@@ -221,13 +221,13 @@ def cleared_counter(counter: TokenCounter, placeholder: str) -> Callable[[Sequen
             out = [fixed] * len(indices)
             for k, i in enumerate(indices):
                 if messages[i].tool_calls:
-                    out[k] = count_tokens((cleared_copy(messages[i], placeholder),), counter)[0]
+                    out[k] = count_tokens((messages[i].replaced(placeholder),), counter)[0]
             return out
 
         return builtin
 
     def custom(messages: Sequence[Message], indices: Sequence[int]) -> list[int]:
-        return list(count_tokens([cleared_copy(messages[i], placeholder) for i in indices], counter))
+        return list(count_tokens([messages[i].replaced(placeholder) for i in indices], counter))
 
     return custom
 
@@ -243,18 +243,6 @@ def counts_after(
     for i, n in zip(cleared, cleared_counter(counter, config.placeholder)(seen, cleared)):
         after[i] = n
     return tuple(after)
-
-
-def cleared_copy(message: Message, placeholder: str) -> Message:
-    """The message holding the placeholder; memoised, so clearing the same message again
-    (a slider move, the next replay step) costs nothing. One slot per message, for the
-    last placeholder used, so trying many placeholders keeps the memo bounded."""
-    hit = message._memo.get("cleared")
-    if hit is not None and hit[0] == placeholder:
-        return hit[1]
-    new = message.with_content(placeholder)
-    message._memo["cleared"] = (placeholder, new)
-    return new
 
 
 def statuses_of(

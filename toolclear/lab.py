@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
 from ._engine import Engine, assemble
-from ._offload import StorageBackend
+from ._offload import MemoryBackend, StorageBackend
 from ._reduction_replay import ReductionEngine
 from ._replay import model_calls
 from ._replay import replay as _replay_clear
@@ -25,14 +25,14 @@ from .counters import TokenCounter, get_counter
 from .errors import ConfigError
 from .langchain_edit import LangChainClearToolUsesConfig, LangChainEngine
 from .masking import MaskingEngine, ObservationMaskingConfig
-from .model import Message
+from .model import Message, MessageStatus
 from .reduction import EinoReductionConfig, ToolSchema
 from .result import Result, Step
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["POLICIES", "Comparison", "PolicyConfig", "apply", "compare", "parse_policy", "policy_name", "policy_spec", "replay"]
+__all__ = ["POLICIES", "STICKY", "Comparison", "PolicyConfig", "apply", "compare", "parse_policy", "policy_name", "policy_spec", "replay"]
 
 PolicyConfig = Union[
     ClearToolResultConfig, EinoReductionConfig, AnthropicClearToolUsesConfig,
@@ -134,6 +134,42 @@ def apply(
     return _run(messages, config, counter, backend, tools, "single pass")
 
 
+STICKY: tuple[type, ...] = (ClearToolResultConfig, EinoReductionConfig)
+"""Policies whose edits stay in the agent's history (eino's); the others recompute
+from the full history on every call."""
+
+_LOOP_LIMIT = 20_000_000
+"""Message-steps a call-by-call replay may walk (it is O(calls x messages))."""
+
+
+class _LoopEngine:
+    """The policy applied call by call as a live adapter applies it: on the history as
+    the previous call left it (``persist``) or on the full history every time."""
+
+    def __init__(self, msgs: tuple[Message, ...], config: Any, counter: Any, backend: StorageBackend | None,
+                 tools: Sequence[ToolSchema], persist: bool) -> None:
+        self.msgs, self.config, self.counter, self.persist = msgs, config, counter, persist
+        self.backend, self.tools = backend, tools
+        self.state: list[Message] = []
+        self.view: dict[int, Message] = {}
+        self.last: Result | None = None
+
+    def advance(self, length: int) -> dict[int, Message | None]:
+        history = (self.state + list(self.msgs[len(self.state):length]) if self.persist
+                   else self.msgs[:length])
+        r = apply(history, self.config, self.backend, self.tools, counter=self.counter)
+        if self.persist:
+            self.state = list(r.messages)
+        new = {i: m for i, m in enumerate(r.messages) if m is not self.msgs[i]}
+        delta: dict[int, Message | None] = {i: new.get(i) for i in self.view.keys() | new.keys()
+                                             if self.view.get(i) is not new.get(i)}
+        self.view, self.last = new, r
+        return delta
+
+    def status(self, index: int, changed: bool) -> MessageStatus:
+        return self.last.statuses[index] if self.last is not None else MessageStatus.KEPT
+
+
 def replay(
     messages: Sequence[Message],
     config: PolicyConfig | None = None,
@@ -142,10 +178,30 @@ def replay(
     tools: Sequence[ToolSchema] = (),
     counter: str | TokenCounter | None = None,
     offloading: Any = None,
+    persist: bool | None = None,
 ) -> Result:
     """The policy before every model call of a whole run (each assistant message is a
-    call, its context the messages before it), then once over the whole history."""
+    call, its context the messages before it), then once over the whole history.
+
+    ``persist`` says how the agent runs the policy, as the live adapters do: True keeps
+    each call's edits in the history the next call starts from, False applies the policy
+    to the full history before every call and keeps nothing; None (the default) is the
+    policy's own way (eino's two persist, the others do not). A way that is not the
+    policy's own is simulated call by call, O(calls x messages)."""
     config = config if config is not None else ClearToolResultConfig()
+    if persist is not None and persist != isinstance(config, STICKY):
+        if offloading is not None:
+            raise ConfigError("offloading is only simulated the way eino runs it (persist=None)")
+        msgs = tuple(messages)
+        calls = model_calls(msgs)
+        if sum(calls) > _LOOP_LIMIT:
+            raise ConfigError(f"persist={persist} is simulated call by call and this run would take "
+                              f"{sum(calls):,} message-steps (limit {_LOOP_LIMIT:,}); use persist=None")
+        count = get_counter(counter if not isinstance(config, ClearToolResultConfig) else config.token_counter)
+        engine = _LoopEngine(msgs, config, counter, backend, tools, persist)
+        result = assemble(msgs, engine, config, count, calls, mode="replay")
+        return _with(result, files=dict(backend.files) if isinstance(backend, MemoryBackend) else {},
+                     notes=(f"simulated call by call with persist={persist}",))
     if isinstance(config, ClearToolResultConfig):
         return _replay_clear(messages, config, offloading=offloading, backend=backend)
     if offloading is not None:

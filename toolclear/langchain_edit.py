@@ -144,7 +144,7 @@ class LangChainEngine:
                 continue
             t = self.tools[k]
             m = self.msgs[t]
-            saved += langchain_tokens(m) - langchain_tokens(m.with_content(c.placeholder))
+            saved += langchain_tokens(m) - langchain_tokens(m.replaced(c.placeholder))
             versions: dict[int, Message] = {}
             if c.clear_tool_inputs:
                 a, call = hit
@@ -178,7 +178,7 @@ class LangChainEngine:
         delta: dict[int, Message | None] = {}
         if target > self.applied:
             for t, versions, _ in self.seq[self.applied:target]:
-                delta[t] = self.msgs[t].with_content(c.placeholder)
+                delta[t] = self.msgs[t].replaced(c.placeholder)
                 delta.update(versions)
         elif target < self.applied:
             for t, versions, _ in self.seq[target:self.applied]:

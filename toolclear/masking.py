@@ -106,7 +106,7 @@ class MaskingEngine:
         delta: dict[int, Message | None] = {}
         for k in range(max(self.masked, self.first), upto):
             m = self.msgs[self.obs[k]]
-            delta[self.obs[k]] = m.with_content(self.config.masked_text(m))
+            delta[self.obs[k]] = m.replaced(self.config.masked_text(m))
         self.masked = max(self.masked, upto)
         return delta
 

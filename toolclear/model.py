@@ -228,6 +228,20 @@ class Message:
         setattr_(new, "_memo", {})
         return new
 
+    def replaced(self, content: str) -> Message:
+        """This message holding ``content`` instead (a placeholder, a mask): memoised, so
+        clearing the same message again (a slider move, the next replay step, the next
+        live call) returns the same copy with its token counts already known. One slot
+        per message, for the last text used, so trying many placeholders stays bounded."""
+        if content == self.content:
+            return self
+        hit = self._memo.get("cleared")
+        if hit is not None and hit[0] == content:
+            return hit[1]  # type: ignore[no-any-return]
+        new = self.with_content(content)
+        self._memo["cleared"] = (content, new)
+        return new
+
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], *, path: str = "$") -> Message:
         """Read one message in eino's JSON shape; raises TranscriptError naming the field."""

@@ -9,7 +9,7 @@ whether it broke the prompt cache), and the files a backend received.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -75,8 +75,17 @@ class Result:
     mode: str = "replay"
     _seen: tuple[Message, ...] = field(default=(), repr=False)
     _index: SequenceIndex | None = field(default=None, repr=False)
-    _statuses: tuple[MessageStatus, ...] | None = field(default=None, repr=False)
+    _statuses: tuple[MessageStatus, ...] | Callable[[], tuple[MessageStatus, ...]] | None = field(
+        default=None, repr=False)
+    """The statuses, or how to work them out when first asked (a live call never asks)."""
     _counts_after: tuple[int, ...] | None = field(default=None, repr=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled with its statuses worked out (the lazy form is a closure)."""
+        state = dict(self.__dict__)
+        if callable(state.get("_statuses")):
+            state["_statuses"] = self.statuses
+        return state
 
     @property
     def changed_at(self) -> tuple[int | None, ...]:
@@ -94,6 +103,8 @@ class Result:
     @cached_property
     def statuses(self) -> tuple[MessageStatus, ...]:
         """Per message, as after the final step (changed at any call counts as cleared)."""
+        if callable(self._statuses):
+            return self._statuses()
         if self._statuses is not None:
             return self._statuses
         from .clearing import statuses_of

@@ -22,6 +22,7 @@ __all__ = [
     "Wrap",
     "FormatReader",
     "compact_json",
+    "parts_text",
     "content_text",
     "json_type",
     "result_text_paths",
@@ -112,6 +113,22 @@ def result_text_paths(value: Any, path: tuple[Any, ...], result: str) -> list[tu
 _TEXT_KEYS = ("text", "thinking")
 
 
+def parts_text(parts: list[Any]) -> str:
+    """A list of content parts as the policy counts it (the live adapters share this, so
+    a live run and its saved transcript count the same): the text of text parts and the
+    compact JSON of any other part, joined by newlines."""
+    out = []
+    for part in parts:
+        if isinstance(part, str):
+            out.append(part)
+        elif isinstance(part, dict) and part.get("type") in ("text", "input_text", "output_text", "thinking"):
+            text = next((part[k] for k in _TEXT_KEYS if isinstance(part.get(k), str)), None)
+            out.append(text if text is not None else compact_json(part))
+        else:
+            out.append(compact_json(part))
+    return "\n".join(out)
+
+
 def content_text(value: Any, doc: Document, path: Path, *, blocks_ok: bool = True) -> str:
     """Content that is a string, null, or a list of parts: the text of text parts and
     the compact JSON of any other part, joined by newlines."""
@@ -120,18 +137,7 @@ def content_text(value: Any, doc: Document, path: Path, *, blocks_ok: bool = Tru
     if isinstance(value, str):
         return value
     if isinstance(value, list) and blocks_ok:
-        parts = []
-        for part in value:
-            if isinstance(part, str):
-                parts.append(part)
-            elif isinstance(part, dict) and part.get("type") in (
-                "text", "input_text", "output_text", "thinking",
-            ):
-                text = next((part[k] for k in _TEXT_KEYS if isinstance(part.get(k), str)), None)
-                parts.append(text if text is not None else compact_json(part))
-            else:
-                parts.append(compact_json(part))
-        return "\n".join(parts)
+        return parts_text(value)
     allowed = "a string or a list of parts" if blocks_ok else "a string"
     raise TranscriptError(f"expected {allowed}, got {json_type(value)}", where=where(doc, path))
 

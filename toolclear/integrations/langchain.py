@@ -8,7 +8,6 @@ cache holds, as eino does; ``persist=False`` edits only the request
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -16,51 +15,106 @@ from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, ToolMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from ..lab import apply
+from ..formats._base import compact_json, parts_text
 from ..model import Message, ToolCall
 from ..result import Result
+from ._live import Live, Memo
 
-__all__ = ["ToolclearMiddleware", "from_langchain", "to_langchain"]
+__all__ = ["LangChainLive", "ToolclearMiddleware", "from_langchain", "to_langchain"]
 
-_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
+_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool",
+          "AIMessageChunk": "assistant", "HumanMessageChunk": "user", "ToolMessageChunk": "tool"}
 
 
 def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(p if isinstance(p, str) else str(p.get("text", "")) if isinstance(p, dict) else ""
-                       for p in content)
-    return str(content)
+        return parts_text(content)
+    return "" if content is None else compact_json(content)
 
 
-def from_langchain(messages: Sequence[BaseMessage]) -> list[Message]:
-    """LangChain messages as toolclear messages (text content, calls, results)."""
+def _convert(m: BaseMessage, names: dict[str, str]) -> Message:
+    """One LangChain message as toolclear reads its saved form (``toolclear.load``)."""
+    role = _ROLES.get(m.type) or getattr(m, "role", None) or m.type
+    calls = tuple(ToolCall(str(c.get("id") or ""), str(c.get("name") or ""),
+                           a if isinstance(a := c.get("args", {}), str) else compact_json(a if a is not None else {}))
+                  for c in getattr(m, "tool_calls", None) or ())
+    call_id = str(getattr(m, "tool_call_id", "") or "")
+    name = m.name or ""
+    return Message(role, _text(m.content), tool_calls=calls, tool_call_id=call_id,
+                   tool_name=(name or names.get(call_id, "")) if role == "tool" else "",
+                   name="" if role == "tool" else name)
+
+
+def _stamp(m: BaseMessage) -> tuple[Any, ...]:
+    return (m.content, getattr(m, "tool_calls", None), m.name)
+
+
+def from_langchain(messages: Sequence[BaseMessage], memo: Memo | None = None) -> list[Message]:
+    """LangChain messages as toolclear messages (text content, calls, results; a tool
+    message without a name takes its call's). ``memo`` reuses earlier conversions."""
+    names: dict[str, str] = {}
     out = []
     for m in messages:
-        role = _ROLES.get(m.type, getattr(m, "role", m.type))
-        calls = tuple(ToolCall(c.get("id") or "", c["name"], json.dumps(c.get("args", {})))
-                      for c in getattr(m, "tool_calls", []) or [])
-        out.append(Message(role, _text(m.content), tool_calls=calls,
-                           tool_call_id=getattr(m, "tool_call_id", "") or "",
-                           tool_name=(m.name or "") if isinstance(m, ToolMessage) else "",
-                           name="" if isinstance(m, ToolMessage) else (m.name or "")))
+        if isinstance(m, AIMessage) and m.tool_calls:
+            for c in m.tool_calls:
+                names[str(c.get("id") or "")] = str(c.get("name") or "")
+        out.append(memo.get(m, _stamp(m), lambda m=m: _convert(m, names)) if memo is not None
+                   else _convert(m, names))
     return out
 
 
-def to_langchain(originals: Sequence[BaseMessage], edited: Sequence[Message]) -> list[BaseMessage]:
+def to_langchain(originals: Sequence[BaseMessage], edited: Sequence[Message],
+                 before: Sequence[Message] | None = None) -> list[BaseMessage]:
     """The originals with the policy's edits: a changed content, emptied call arguments.
-    Everything else the framework holds (ids, metadata, multimodal parts) is kept."""
+    Everything else the framework holds (ids, metadata, multimodal parts of messages the
+    policy left alone) is kept."""
+    before = before if before is not None else from_langchain(originals)
     out: list[BaseMessage] = []
-    for lc, before, after in zip(originals, from_langchain(originals), edited):
+    for lc, b, after in zip(originals, before, edited):
         update: dict[str, Any] = {}
-        if after.content != before.content:
-            update["content"] = after.content
-        if isinstance(lc, AIMessage) and after.tool_calls != before.tool_calls:
-            update["tool_calls"] = [{**c, "args": json.loads(t.arguments or "{}")}
-                                    for c, t in zip(lc.tool_calls, after.tool_calls)]
+        if after is not b:
+            if after.content != b.content:
+                update["content"] = after.content
+            if isinstance(lc, AIMessage) and after.tool_calls != b.tool_calls:
+                update["tool_calls"] = [{**c, "args": _args(t.arguments)} for c, t in zip(lc.tool_calls, after.tool_calls)]
         out.append(lc.model_copy(update=update) if update else lc)
     return out
+
+
+def _args(text: str) -> Any:
+    import json
+
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+class LangChainLive(Live):
+    """The policy on LangChain messages, for the middleware and the LangGraph hook."""
+
+    def __init__(self, config: Any, persist: bool, **kw: Any) -> None:
+        super().__init__(config, **kw)
+        self.persist, self.memo = persist, Memo()
+
+    def edit(self, messages: Sequence[BaseMessage]) -> list[BaseMessage] | None:
+        """The messages as the policy leaves them, or None when the model would see no change."""
+        before = from_langchain(messages, self.memo)
+        result = self.run(before)
+        out = None
+        if any(a is not b for a, b in zip(before, result.messages)):
+            edited = to_langchain(messages, result.messages, before)
+            if self.persist:  # the history keeps these, with what the framework cannot show
+                for lc, b, after in zip(edited, before, result.messages):
+                    if after is not b:
+                        self.memo.put(lc, _stamp(lc), after)
+            if self.changes(before, result):
+                out = edited
+        self.memo.done()
+        return out
 
 
 class ToolclearMiddleware(AgentMiddleware):
@@ -68,22 +122,15 @@ class ToolclearMiddleware(AgentMiddleware):
     each call's ``Result`` (what was cleared)."""
 
     def __init__(self, config: Any, persist: bool = True, on_result: Callable[[Result], None] | None = None,
-                 counter: str | None = None) -> None:
+                 counter: Any = None, backend: Any = None, tools: Sequence[Any] = ()) -> None:
         super().__init__()
-        self.config, self.persist, self.on_result, self.counter = config, persist, on_result, counter
-
-    def _edit(self, messages: Sequence[BaseMessage]) -> list[BaseMessage] | None:
-        result = apply(from_langchain(messages), self.config, counter=self.counter)
-        if self.on_result is not None:
-            self.on_result(result)
-        if not result.cleared_indices:
-            return None
-        return to_langchain(messages, result.messages)
+        self.config, self.persist = config, persist
+        self.live = LangChainLive(config, persist, counter=counter, on_result=on_result, backend=backend, tools=tools)
 
     def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         if not self.persist:
             return None
-        edited = self._edit(state["messages"])
+        edited = self.live.edit(state["messages"])
         if edited is None:
             return None
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *edited]}
@@ -91,5 +138,5 @@ class ToolclearMiddleware(AgentMiddleware):
     def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         if self.persist:
             return handler(request)
-        edited = self._edit(request.messages)
+        edited = self.live.edit(request.messages)
         return handler(request if edited is None else request.override(messages=edited))

@@ -1,0 +1,49 @@
+"""What the live-adapter tests share: a run's expected per-call contexts, by definition
+(the policy applied before each call, on the history as kept or in full), tied to
+``toolclear.replay``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import toolclear as tc
+
+CALLS = 32
+"""Model calls per live run (31 tool rounds and a final answer)."""
+
+
+def big_result(path: str) -> str:
+    return f"contents of {path}\n" + ("line of code\n" * 150)
+
+
+def expected_contexts(run: Sequence[tc.Message], config: Any, persist: bool) -> list[list[tc.Message]]:
+    """What each model call of ``run`` receives when the policy runs before it."""
+    out, state = [], []
+    for call in [i for i, m in enumerate(run) if m.role == "assistant"]:
+        history = state + list(run[len(state):call]) if persist else list(run[:call])
+        done = tc.apply(history, config)
+        state = list(done.messages) if persist else []
+        out.append(list(done.messages))
+    return out
+
+
+def shown(messages: Sequence[tc.Message]) -> list[tuple[str, str, tuple[tuple[str, str, str], ...], str]]:
+    """What the model is shown of each message."""
+    return [(m.role, m.content, tuple((c.id, c.name, c.arguments) for c in m.tool_calls), m.tool_call_id)
+            for m in messages]
+
+
+def assert_live_equals_replay(seen: list[list[tc.Message]], run: Sequence[tc.Message], config: Any,
+                              persist: bool) -> None:
+    """Every live call received exactly the expected context, and replay agrees call for
+    call on the tokens sent; and the policy did change something."""
+    want = expected_contexts(run, config, persist)
+    assert len(seen) == len(want) >= CALLS
+    rp = tc.replay(run, config, persist=persist)
+    steps = rp.model_call_steps
+    assert len(steps) == len(seen)
+    for k, (got, exp, step) in enumerate(zip(seen, want, steps)):
+        assert shown(got) == shown(exp), f"call {k}"
+        assert sum(tc.count_tokens(got)) == step.context_tokens, f"call {k}"
+    assert sum(s.context_tokens for s in steps) < sum(s.context_tokens_unreduced for s in steps)

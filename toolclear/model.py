@@ -237,7 +237,7 @@ class Message:
             return self
         hit = self._memo.get("cleared")
         if hit is not None and hit[0] == content:
-            return hit[1]  # type: ignore[no-any-return]
+            return hit[1]
         new = self.with_content(content)
         self._memo["cleared"] = (content, new)
         return new

@@ -9,6 +9,7 @@ cache holds, as eino does; ``persist=False`` edits only the request
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
@@ -60,8 +61,7 @@ def from_langchain(messages: Sequence[BaseMessage], memo: Memo | None = None) ->
         if isinstance(m, AIMessage) and m.tool_calls:
             for c in m.tool_calls:
                 names[str(c.get("id") or "")] = str(c.get("name") or "")
-        out.append(memo.get(m, _stamp(m), lambda m=m: _convert(m, names)) if memo is not None
-                   else _convert(m, names))
+        out.append(_convert(m, names) if memo is None else memo.get(m, _stamp(m), partial(_convert, m, names)))
     return out
 
 

@@ -47,3 +47,21 @@ def assert_live_equals_replay(seen: list[list[tc.Message]], run: Sequence[tc.Mes
         assert shown(got) == shown(exp), f"call {k}"
         assert sum(tc.count_tokens(got)) == step.context_tokens, f"call {k}"
     assert sum(s.context_tokens for s in steps) < sum(s.context_tokens_unreduced for s in steps)
+
+
+def restored(run: Sequence[tc.Message]) -> list[tc.Message]:
+    """The run as it happened (a kept history holds the cleared results and emptied
+    arguments): the scripts call ``read_file`` with id ``c<k>`` on ``f<k>.py``."""
+    from dataclasses import replace
+
+    def path(call_id: str) -> str:
+        return f"f{call_id[1:]}.py"
+
+    out = []
+    for m in run:
+        if m.role == "tool" and m.tool_call_id.startswith("c"):
+            m = m.with_content(big_result(path(m.tool_call_id)))
+        elif m.tool_calls:
+            m = replace(m, tool_calls=tuple(replace(c, arguments=f'{{"path":"{path(c.id)}"}}') for c in m.tool_calls))
+        out.append(m)
+    return out

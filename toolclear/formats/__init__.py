@@ -24,6 +24,7 @@ from .codex import CodexFormat
 from .gemini import GeminiApiFormat, GeminiCliFormat, GoogleAdkFormat
 from .langchain import LangChainFormat
 from .openhands import OpenHandsFormat
+from .pydantic_ai import PydanticAIFormat
 from .responses import OpenAIResponsesFormat
 from .smolagents import SmolagentsFormat
 from .swe_agent import MiniSweAgentFormat, SweAgentFormat
@@ -48,6 +49,7 @@ _READERS: tuple[FormatReader, ...] = (
     MiniSweAgentFormat(),
     SmolagentsFormat(),
     GoogleAdkFormat(),
+    PydanticAIFormat(),
     LangChainFormat(),
     OpenAIResponsesFormat(),
     GeminiApiFormat(),

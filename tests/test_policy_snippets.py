@@ -102,3 +102,25 @@ def test_toolclear_snippets_reproduce_the_app(config, mode, path, tmp_path, monk
     got = next(r for r in tc.load_all(tmp_path / f"reduced-{local.name}") if r.id == chosen.id)
     assert [m.content for m in got.messages] == [m.content for m in want.messages]
     assert parse_policy(next(a for a in cli if a.startswith("--policy=")).split("=", 1)[1]) == config
+
+
+@pytest.mark.parametrize("config", [tc.ClearToolResultConfig(1234, 5678, exclude_tools=("grep",)),
+                                    tc.ObservationMaskingConfig.swe_agent(4),
+                                    tc.LangChainClearToolUsesConfig(trigger=999, keep=2)],
+                         ids=["eino", "masking", "langchain"])
+def test_live_snippets_build_each_adapter_with_the_same_policy(config) -> None:
+    import warnings
+
+    live = snippets.live_snippets(config)
+    assert [t for t, _, _ in live if "Live in a" in t] and len(live) == 4
+    assert all(s in snippets.policy_snippets(config) for s in live)
+    for title, _, code in live:
+        scope: dict[str, object] = {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            exec(code, scope)
+        assert scope["config"] == config, title
+        built = next(v for k, v in scope.items() if k in ("middleware", "hook", "processor", "input_filter"))
+        assert type(built).__name__ in ("ToolclearMiddleware", "function", "ProcessHistory"), title
+        if type(built).__name__ == "ToolclearMiddleware":
+            assert built.config == config

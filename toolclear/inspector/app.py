@@ -572,7 +572,8 @@ def render_export(t: tc.Transcript, result: tc.Result | tc.Reduction, config: tc
         st.caption(f"The reduced file keeps the other {conversations - 1:,} conversation(s) of the original "
                    "file unchanged.")
     st.subheader("These settings as code")
-    go_tab, py_tab, cli_tab = st.tabs(["eino (Go)", "toolclear (Python)", "toolclear (CLI)"])
+    go_tab, py_tab, cli_tab, live_tab = st.tabs(["eino (Go)", "toolclear (Python)", "toolclear (CLI)",
+                                                 "Live in an agent"])
     with go_tab:
         st.code(snippets.go_snippet(config, offloading), language="go")
     with py_tab:
@@ -581,6 +582,12 @@ def render_export(t: tc.Transcript, result: tc.Result | tc.Reduction, config: tc
     with cli_tab:
         conv = t.id if conversations > 1 else None
         st.code(snippets.cli_command(config, offloading, path=stem, mode=mode, conversation=conv), language="bash")
+    with live_tab:
+        if offloading is not None:
+            st.caption("The live adapters run the clearing policy; offloading is not part of them.")
+        for title, lang, code in snippets.live_snippets(config):
+            st.markdown(f"**{title}**")
+            st.code(code, language=lang)
 
 
 def render_transcript_notes(t: tc.Transcript) -> None:

@@ -25,7 +25,7 @@ from ..reduction import EinoReductionConfig
 from ..schema import Mode
 
 __all__ = ["anthropic_json", "cli_command", "eino_reduction_go", "go_snippet", "langchain_python", "openhands_toml",
-           "policy_snippets", "python_snippet", "swe_agent_yaml"]
+           "live_snippets", "policy_snippets", "python_snippet", "swe_agent_yaml"]
 
 
 _GO_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
@@ -241,6 +241,36 @@ def swe_agent_yaml(config: ObservationMaskingConfig) -> str:
             f"      n: {config.keep_last}\n      polling: {config.polling}\n")
 
 
+LIVE_ADAPTERS: tuple[tuple[str, str, str, str], ...] = (
+    ("LangChain v1 agent", "langchain", "middleware = ToolclearMiddleware(config, persist=True)",
+     "agent = create_agent(model, tools, middleware=[middleware])"),
+    ("LangGraph prebuilt agent", "langgraph", "hook = pre_model_hook(config, persist=True)",
+     "agent = create_react_agent(model, tools, pre_model_hook=hook)"),
+    ("pydantic-ai agent", "pydantic_ai", "processor = capability(config)",
+     "agent = Agent(model, capabilities=[processor])  # pydantic-ai 1: history_processors=[history_processor(config)]"),
+    ("OpenAI Agents SDK", "openai_agents", "input_filter = call_model_input_filter(config)",
+     "result = Runner.run_sync(agent, prompt, run_config=RunConfig(call_model_input_filter=input_filter))"),
+)
+"""(title, module, the line that builds the adapter, how the agent takes it)."""
+
+
+def live_snippets(config: Any) -> list[tuple[str, str, str]]:
+    """(title, language, code): the policy running live in each agent framework."""
+    out = []
+    for title, module, build, use in LIVE_ADAPTERS:
+        name = build.split(" = ", 1)[1].split("(", 1)[0]
+        code = "\n".join([
+            "import toolclear",
+            f"from toolclear.integrations.{module} import {name}",
+            "",
+            f"config = toolclear.{config!r}",
+            build,
+            f"# {use}",
+        ]) + "\n"
+        out.append((f"Live in a {title} (pip install 'toolclear[{module.replace('_', '-')}]')", "python", code))
+    return out
+
+
 def policy_snippets(config: Any, *, path: str = "transcript.json", mode: Mode = "single pass",
                     conversation: str | None = None) -> list[tuple[str, str, str]]:
     """(title, language, code) for a policy: in its own framework's form, then toolclear's
@@ -284,4 +314,4 @@ def policy_snippets(config: Any, *, path: str = "transcript.json", mode: Mode = 
         parts += ["--offload-dir", "saved"]
     parts.append(f"--output=reduced-{path.rsplit('/', 1)[-1]}")
     out.append(("toolclear CLI", "bash", shlex.join(parts)))
-    return out
+    return out + live_snippets(config)

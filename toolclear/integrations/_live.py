@@ -9,7 +9,7 @@ noticed by its stamp (the fields the conversion read) and converted again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..lab import apply
@@ -24,18 +24,16 @@ class Memo:
     (unchanged) stay in the agent's history."""
 
     def __init__(self) -> None:
-        self._old: dict[Hashable, tuple[Any, tuple[Any, ...], Any]] = {}
-        self._new: dict[Hashable, tuple[Any, tuple[Any, ...], Any]] = {}
+        self._old: dict[int, tuple[Any, tuple[Any, ...], Any]] = {}
+        self._new: dict[int, tuple[Any, tuple[Any, ...], Any]] = {}
 
     def get(self, source: Any, stamp: tuple[Any, ...], make: Callable[[], Any]) -> Any:
-        """The conversion of ``source`` (an object or a tuple of them), made once."""
-        key = id(source) if not isinstance(source, tuple) else tuple(map(id, source))
-        hit = self._new.get(key) or self._old.get(key)
-        if hit is not None and hit[0] is source or (
-                hit is not None and isinstance(source, tuple) and all(a is b for a, b in zip(hit[0], source))):
-            if len(hit[1]) == len(stamp) and all(a is b for a, b in zip(hit[1], stamp)):
-                self._new[key] = hit
-                return hit[2]
+        """The conversion of ``source``, made once while its stamp holds."""
+        key = id(source)
+        hit = self._old.get(key) if key not in self._new else self._new[key]
+        if hit is not None and hit[0] is source and hit[1] == stamp:
+            self._new[key] = hit
+            return hit[2]
         value = make()
         self._new[key] = (source, stamp, value)
         return value
@@ -43,8 +41,7 @@ class Memo:
     def put(self, source: Any, stamp: tuple[Any, ...], value: Any) -> None:
         """Remember what an edited object holds for the policy, including what the
         framework cannot show (eino's processed flag), for the next call."""
-        key = id(source) if not isinstance(source, tuple) else tuple(map(id, source))
-        self._new[key] = (source, stamp, value)
+        self._new[id(source)] = (source, stamp, value)
 
     def done(self) -> None:
         """End of one model call: forget what it did not use."""

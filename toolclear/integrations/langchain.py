@@ -49,7 +49,7 @@ def _convert(m: BaseMessage, names: dict[str, str]) -> Message:
 
 
 def _stamp(m: BaseMessage) -> tuple[Any, ...]:
-    return (m.content, getattr(m, "tool_calls", None), m.name)
+    return (m.content, m.tool_calls if isinstance(m, AIMessage) else None, m.name)
 
 
 def from_langchain(messages: Sequence[BaseMessage], memo: Memo | None = None) -> list[Message]:

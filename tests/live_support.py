@@ -65,3 +65,12 @@ def restored(run: Sequence[tc.Message]) -> list[tc.Message]:
             m = replace(m, tool_calls=tuple(replace(c, arguments=f'{{"path":"{path(c.id)}"}}') for c in m.tool_calls))
         out.append(m)
     return out
+
+
+def in_thread(fn: Any, *args: Any, **kw: Any) -> Any:
+    """Run ``fn`` in a fresh thread: async frameworks' ``run_sync`` refuse a thread whose
+    event loop another test (a browser, the app) left running."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(fn, *args, **kw).result()

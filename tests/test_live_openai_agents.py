@@ -15,7 +15,7 @@ from agents.usage import Usage
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
 import toolclear as tc
-from tests.live_support import CALLS, assert_live_equals_replay, big_result, restored
+from tests.live_support import CALLS, assert_live_equals_replay, big_result, in_thread, restored
 from toolclear.integrations.openai_agents import call_model_input_filter, from_items
 
 CONFIGS = {
@@ -59,7 +59,7 @@ def run_agent(config: Any) -> tuple[ScriptedModel, list[tc.Result], Any]:
     model = ScriptedModel()
     reports: list[tc.Result] = []
     agent = Agent(name="reader", instructions="You read files.", model=model, tools=[read_file])
-    result = Runner.run_sync(agent, "read all the files", max_turns=CALLS + 5,
+    result = in_thread(Runner.run_sync, agent, "read all the files", max_turns=CALLS + 5,
                              run_config=RunConfig(call_model_input_filter=call_model_input_filter(
                                  config, on_result=reports.append), tracing_disabled=True))
     return model, reports, result

@@ -20,7 +20,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 import toolclear as tc
-from tests.live_support import CALLS, assert_live_equals_replay, big_result, restored, shown
+from tests.live_support import CALLS, assert_live_equals_replay, big_result, in_thread, restored, shown
 from toolclear.integrations.pydantic_ai import capability, from_pydantic_ai, history_processor
 
 CONFIGS = {
@@ -53,7 +53,7 @@ def run_agent(config: Any, **kw: Any) -> tuple[list[list[Any]], Any, list[tc.Res
         """Read a file."""
         return big_result(path)
 
-    result = agent.run_sync("read all the files")
+    result = in_thread(agent.run_sync, "read all the files")
     return seen, result, reports
 
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.live_support import in_thread
+
 README = Path(__file__).resolve().parent.parent / "README.md"
 EXAMPLES = re.findall(r"<!-- live-example -->\n```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
 
@@ -22,4 +24,5 @@ def test_the_readme_has_an_example_per_adapter() -> None:
 def test_readme_example_runs(code: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # create_react_agent's notice
-        exec(compile(code, str(README), "exec"), {})
+        # in a fresh thread: run_sync refuses an event loop another test left running
+        in_thread(exec, compile(code, str(README), "exec"), {})

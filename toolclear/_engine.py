@@ -10,7 +10,6 @@ whatever the policy; the assembler keeps the tokens sent and the cache breaks.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
@@ -55,15 +54,18 @@ def with_inputs_cleared(message: Message, call_ids: frozenset[str], empty: str =
 
 def _visible(a: Message, b: Message) -> bool:
     """Whether the model would see a difference (extra flags are not sent)."""
+    if a is b:
+        return False
     if a == b:
         return _parts(a) != _parts(b)
     return True
 
 
 def _parts(m: Message) -> Any:
-    raw = m._raw or {}
-    return json.dumps([raw.get("user_input_multi_content"), raw.get("assistant_output_multi_content")],
-                      sort_keys=True, default=str)
+    raw = m._raw
+    if not raw:
+        return None
+    return (raw.get("user_input_multi_content"), raw.get("assistant_output_multi_content"))
 
 
 def assemble(

@@ -15,7 +15,10 @@ Both recompute the mask from the full history at every step, so nothing is stick
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_left
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from .errors import ConfigError
@@ -64,9 +67,24 @@ class ObservationMaskingConfig:
         return cls(keep_last=n, placeholder=SWE_AGENT_PLACEHOLDER, polling=polling, keep_first=True)
 
     def masked_text(self, m: Message) -> str:
-        if "{lines}" not in self.placeholder:
-            return self.placeholder
-        return self.placeholder.replace("{lines}", str(len(m.content.splitlines())))
+        """What the model sees instead of ``m``. A result that already holds this mask
+        (a history the policy edited before, kept by the agent) keeps it: masking it
+        again must not count the mask's own lines."""
+        ph = self.placeholder
+        if "{lines}" not in ph:
+            return ph
+        key = ("mask", ph)
+        hit: str | None = m._memo.get(key)
+        if hit is None:
+            hit = m.content if _mask_pattern(ph).fullmatch(m.content) else ph.replace(
+                "{lines}", str(len(m.content.splitlines())))
+            m._memo[key] = hit
+        return hit
+
+
+@lru_cache(maxsize=32)
+def _mask_pattern(placeholder: str) -> re.Pattern[str]:
+    return re.compile(r"\d+".join(re.escape(p) for p in placeholder.split("{lines}")))
 
 
 def is_observation(m: Message) -> bool:
@@ -106,11 +124,17 @@ class MaskingEngine:
         delta: dict[int, Message | None] = {}
         for k in range(max(self.masked, self.first), upto):
             m = self.msgs[self.obs[k]]
-            delta[self.obs[k]] = m.replaced(self.config.masked_text(m))
+            new = m.replaced(self.config.masked_text(m))
+            if new is not m:  # masked already (a history the policy edited before)
+                delta[self.obs[k]] = new
         self.masked = max(self.masked, upto)
         return delta
 
     def status(self, index: int, changed: bool) -> MessageStatus:
         if not is_observation(self.msgs[index]):
             return MessageStatus.KEPT
-        return MessageStatus.CLEARED if changed else MessageStatus.PROTECTED
+        if changed:
+            return MessageStatus.CLEARED
+        k = bisect_left(self.obs, index)
+        masked = self.first <= k < self.masked and k < len(self.obs) and self.obs[k] == index
+        return MessageStatus.ALREADY_CLEARED if masked else MessageStatus.PROTECTED

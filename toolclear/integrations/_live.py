@@ -1,15 +1,22 @@
 """What every live adapter shares: the policy run before each model call, and a memo of
 converted messages so a long history is not converted or counted again on every call.
 
-The memo is keyed by the identity of the framework's objects and holds them, so an id
-cannot be reused while its entry lives; each call keeps only the entries that call
-used, so it never holds more than the current history. An object changed in place is
-noticed by its stamp (the fields the conversion read) and converted again.
+Each call the agent hands over its whole history, almost always the list the previous
+call left plus a few new messages. The memo remembers that list: a history that starts
+with the same objects (checked object by object, in C) reuses their conversions, so
+only the new messages are converted. Anything else is looked up by object: the memo
+holds the objects, so an id cannot be reused while its entry lives, and an object
+changed in place is noticed by its stamp (the fields the conversion read) and
+converted again. The remembered prefix is not stamped again: an object the history
+held at the previous call is taken as unchanged, as the frameworks never edit a
+message in place (they replace it). The memo keeps at most about twice the current
+history.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from operator import is_
 from typing import Any
 
 from ..lab import apply
@@ -20,32 +27,46 @@ __all__ = ["Live", "Memo"]
 
 
 class Memo:
-    """toolclear messages converted from framework objects, reused while those objects
-    (unchanged) stay in the agent's history."""
+    """toolclear conversions of framework objects, reused while those objects
+    (unchanged) stay in the agent's history. ``entries``: id -> (object, stamp,
+    conversion), read directly by the adapters' hot loops; ``src``/``conv``: the
+    history the previous call left and its conversions."""
 
     def __init__(self) -> None:
-        self._old: dict[int, tuple[Any, tuple[Any, ...], Any]] = {}
-        self._new: dict[int, tuple[Any, tuple[Any, ...], Any]] = {}
+        self.entries: dict[int, tuple[Any, tuple[Any, ...], Any]] = {}
+        self.src: list[Any] = []
+        self.conv: list[Any] = []
+
+    def known(self, messages: Sequence[Any]) -> int:
+        """How many leading messages are, object for object, the history the previous
+        call left (all of it, or 0)."""
+        n = len(self.src)
+        if n and len(messages) >= n and all(map(is_, messages, self.src)):
+            return n
+        return 0
 
     def get(self, source: Any, stamp: tuple[Any, ...], make: Callable[[], Any]) -> Any:
         """The conversion of ``source``, made once while its stamp holds."""
-        key = id(source)
-        hit = self._old.get(key) if key not in self._new else self._new[key]
+        hit = self.entries.get(id(source))
         if hit is not None and hit[0] is source and hit[1] == stamp:
-            self._new[key] = hit
             return hit[2]
         value = make()
-        self._new[key] = (source, stamp, value)
+        self.entries[id(source)] = (source, stamp, value)
         return value
 
     def put(self, source: Any, stamp: tuple[Any, ...], value: Any) -> None:
         """Remember what an edited object holds for the policy, including what the
         framework cannot show (eino's processed flag), for the next call."""
-        self._new[id(source)] = (source, stamp, value)
+        self.entries[id(source)] = (source, stamp, value)
 
-    def done(self) -> None:
-        """End of one model call: forget what it did not use."""
-        self._old, self._new = self._new, {}
+    def done(self, src: Sequence[Any], conv: Sequence[Any]) -> None:
+        """End of one model call: ``src`` is the history the next call will start from,
+        ``conv`` its conversions. Entries of objects no longer in it are dropped once
+        they outnumber it."""
+        self.src, self.conv = list(src), list(conv)
+        if len(self.entries) > 2 * len(self.src) + 64:
+            live = set(map(id, self.src))
+            self.entries = {k: v for k, v in self.entries.items() if k in live}
 
 
 class Live:

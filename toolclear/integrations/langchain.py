@@ -9,7 +9,7 @@ cache holds, as eino does; ``persist=False`` edits only the request
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import partial
+from operator import is_
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
@@ -35,17 +35,28 @@ def _text(content: Any) -> str:
     return "" if content is None else compact_json(content)
 
 
-def _convert(m: BaseMessage, names: dict[str, str]) -> Message:
-    """One LangChain message as toolclear reads its saved form (``toolclear.load``)."""
+def _convert(m: BaseMessage, before: Sequence[Message]) -> Message:
+    """One LangChain message as toolclear reads its saved form (``toolclear.load``);
+    a tool message without a name takes its call's, found in ``before``."""
     role = _ROLES.get(m.type) or getattr(m, "role", None) or m.type
     calls = tuple(ToolCall(str(c.get("id") or ""), str(c.get("name") or ""),
                            a if isinstance(a := c.get("args", {}), str) else compact_json(a if a is not None else {}))
                   for c in getattr(m, "tool_calls", None) or ())
     call_id = str(getattr(m, "tool_call_id", "") or "")
     name = m.name or ""
-    return Message(role, _text(m.content), tool_calls=calls, tool_call_id=call_id,
-                   tool_name=(name or names.get(call_id, "")) if role == "tool" else "",
-                   name="" if role == "tool" else name)
+    if role == "tool":
+        return Message(role, _text(m.content), tool_calls=calls, tool_call_id=call_id,
+                       tool_name=name or _call_name(before, call_id))
+    return Message(role, _text(m.content), tool_calls=calls, tool_call_id=call_id, name=name)
+
+
+def _call_name(before: Sequence[Message], call_id: str) -> str:
+    """The name of the latest call with this id (usually the message just before)."""
+    for prev in reversed(before):
+        for c in prev.tool_calls:
+            if c.id == call_id:
+                return c.name
+    return ""
 
 
 def _stamp(m: BaseMessage) -> tuple[Any, ...]:
@@ -55,13 +66,24 @@ def _stamp(m: BaseMessage) -> tuple[Any, ...]:
 def from_langchain(messages: Sequence[BaseMessage], memo: Memo | None = None) -> list[Message]:
     """LangChain messages as toolclear messages (text content, calls, results; a tool
     message without a name takes its call's). ``memo`` reuses earlier conversions."""
-    names: dict[str, str] = {}
-    out = []
-    for m in messages:
-        if isinstance(m, AIMessage) and m.tool_calls:
-            for c in m.tool_calls:
-                names[str(c.get("id") or "")] = str(c.get("name") or "")
-        out.append(_convert(m, names) if memo is None else memo.get(m, _stamp(m), partial(_convert, m, names)))
+    if memo is None:
+        out: list[Message] = []
+        for m in messages:
+            out.append(_convert(m, out))
+        return out
+    k = memo.known(messages)
+    out = memo.conv[:k]
+    entries = memo.entries
+    for m in messages[k:]:  # one probe and one compare per message not in the known prefix
+        key = id(m)
+        stamp = (m.content, m.tool_calls if isinstance(m, AIMessage) else None, m.name)
+        hit = entries.get(key)
+        if hit is not None and hit[0] is m and hit[1] == stamp:
+            out.append(hit[2])
+            continue
+        msg = _convert(m, out)
+        entries[key] = (m, stamp, msg)
+        out.append(msg)
     return out
 
 
@@ -105,15 +127,18 @@ class LangChainLive(Live):
         before = from_langchain(messages, self.memo)
         result = self.run(before)
         out = None
-        if any(a is not b for a, b in zip(before, result.messages)):
+        src: Sequence[BaseMessage] = messages
+        conv: Sequence[Message] = before
+        if not all(map(is_, before, result.messages)):
             edited = to_langchain(messages, result.messages, before)
             if self.persist:  # the history keeps these, with what the framework cannot show
                 for lc, b, after in zip(edited, before, result.messages):
                     if after is not b:
                         self.memo.put(lc, _stamp(lc), after)
+                src, conv = edited, result.messages
             if self.changes(before, result):
                 out = edited
-        self.memo.done()
+        self.memo.done(src, conv)
         return out
 
 

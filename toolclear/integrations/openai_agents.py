@@ -10,12 +10,15 @@ keeps its item's shape. Instructions are not items; they are per-call overhead.
 from __future__ import annotations
 
 import json
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
+from operator import eq
 from typing import Any
 
-from ..formats import dump
-from ..formats._doc import parse
-from ..formats.responses import OpenAIResponsesFormat
+from ..errors import TranscriptError
+from ..formats._base import Binding, Builder
+from ..formats._doc import Document, parse
+from ..formats.responses import OpenAIResponsesFormat, read_item
 from ..model import Transcript
 from ..result import Result
 from ._live import Live
@@ -33,11 +36,72 @@ def from_items(items: Sequence[Any]) -> Transcript:
     return OpenAIResponsesFormat().read(parse(data), "Agents SDK input")[0]
 
 
+class _ItemsLive(Live):
+    """The filter's state: the previous call's items (by value) and what they read as.
+
+    The SDK rebuilds most items on every call (its own models dumped to new dicts), so
+    objects cannot be matched by identity; their values can, cheaply, because the
+    dumps share the strings. Items equal to the previous call's are not read again,
+    except the last message they made (a later call item may still join it), so a
+    call reads only its new items, as ``toolclear.load`` reads a saved session."""
+
+    def __init__(self, config: Any, **kw: Any) -> None:
+        super().__init__(config, **kw)
+        self.values: list[Any] = []
+        self.read: Builder | None = None
+        self.starts: list[int] = []  # the item each message of ``read`` begins at
+
+    def messages(self, items: Sequence[Any]) -> tuple[Builder, Document]:
+        raw = [_item(i) for i in items]
+        values = [tuple(d.items()) if isinstance(d, dict) else d for d in raw]
+        doc = Document("json", raw, b"")
+        keep, old = 0, self.read
+        if old is not None:
+            same = len(values)
+            if not (same >= len(self.values) and all(map(eq, values, self.values))):
+                same = next((j for j, (a, b) in enumerate(zip(values, self.values)) if a != b),
+                            min(len(values), len(self.values)))
+            # messages wholly made of unchanged items, the last one excepted
+            keep = max(0, bisect_right(self.starts, same) - 1)
+        b = Builder(doc)
+        starts: list[int] = []
+        first = 0
+        if keep and old is not None:
+            b.messages, b.slots, b.blanks = old.messages[:keep], old.slots[:keep], old.blanks[:keep]
+            b.origins = [""] * keep
+            for m in b.messages:
+                for c in m.tool_calls:
+                    if c.id:
+                        b._calls[c.id] = c.name
+            starts, first = self.starts[:keep], self.starts[keep]
+        for j in range(first, len(raw)):
+            item = raw[j]
+            if not isinstance(item, dict):
+                raise TranscriptError("expected a Responses item (an object)", where=f"Agents SDK input item {j}")
+            n = len(b.messages)
+            read_item(doc, item, (j,), b)
+            starts.extend([j] * (len(b.messages) - n))
+        self.values, self.read, self.starts = values, b, starts
+        return b, doc
+
+
+def _set(value: Any, path: Sequence[Any], new: Any) -> Any:
+    """A copy of ``value`` with ``path`` set to ``new`` (what is not on the path is shared)."""
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if isinstance(value, dict):
+        return {**value, head: _set(value[head], rest, new)}
+    out = list(value)
+    out[head] = _set(value[head], rest, new)
+    return out
+
+
 def call_model_input_filter(config: Any, *, on_result: Callable[[Result], None] | None = None, counter: Any = None,
                             backend: Any = None, tools: Sequence[Any] = ()) -> Callable[[Any], Any]:
     """A ``call_model_input_filter`` running ``config`` (any toolclear policy) on the
     items of each model call; ``on_result`` receives each call's ``Result``."""
-    live = Live(config, on_result=on_result, counter=counter, backend=backend, tools=tools)
+    live = _ItemsLive(config, on_result=on_result, counter=counter, backend=backend, tools=tools)
 
     def filter_input(data: Any) -> Any:
         from agents.run_config import ModelInputData
@@ -45,11 +109,16 @@ def call_model_input_filter(config: Any, *, on_result: Callable[[Result], None] 
         model_data = data.model_data
         if not model_data.input:
             return model_data
-        transcript = from_items(model_data.input)
-        result = live.run(transcript.messages)
-        if not live.changes(transcript.messages, result):
+        b, doc = live.messages(model_data.input)
+        before = tuple(b.messages)
+        result = live.run(before)
+        if not live.changes(before, result):
             return model_data
-        edited = json.loads(dump(transcript, result.messages))
+        binding = Binding(doc, tuple(b.slots), before, tuple(b.blanks) if any(b.blanks) else ())
+        edited: list[Any] = list(model_data.input)
+        for path, value in binding.edits(result.messages, "Agents SDK input").items():
+            j = path[0]
+            edited[j] = _set(doc.value[j], path[1:], value)
         return ModelInputData(input=edited, instructions=model_data.instructions)
 
     return filter_input

@@ -11,8 +11,9 @@ holds (``toolclear.replay(..., persist=True)`` simulates it). Messages are read 
 from __future__ import annotations
 
 import dataclasses
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from functools import partial
+from itertools import accumulate, count
 from typing import Any
 
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse, ToolCallPart
@@ -63,20 +64,31 @@ class _PydanticAILive(Live):
         self.memo = Memo()
 
     def __call__(self, messages: list[ModelMessage]) -> list[ModelMessage]:
-        reads: list[_Read] = [self.memo.get(m, _stamp(m), partial(_read, m)) for m in messages]
+        memo = self.memo
+        k = memo.known(messages)
+        reads: list[_Read] = memo.conv[:k]
+        entries = memo.entries
+        for m in messages[k:]:  # one probe and one compare per message not in the known prefix
+            key, stamp = id(m), tuple(m.parts)
+            hit = entries.get(key)
+            if hit is None or hit[0] is not m or hit[1] != stamp:
+                hit = entries[key] = (m, stamp, _read(m))
+            reads.append(hit[2])
         before = [msg for r in reads for msg, _ in r]
         result = self.run(before)
         out = list(messages)
-        if any(a is not b for a, b in zip(before, result.messages)):
-            k = 0
-            for i, (m, r) in enumerate(zip(messages, reads)):
-                after = result.messages[k:k + len(r)]
-                k += len(r)
-                if any(a is not b for (a, _), b in zip(r, after)):
-                    out[i] = _edited(m, r, after)
-                    # the history keeps the edit (pydantic-ai persists it), flags and all
-                    self.memo.put(out[i], _stamp(out[i]), tuple((a, j) for a, (_, j) in zip(after, r)))
-        self.memo.done()
+        after = result.messages
+        changed = [i for i, a, b in zip(count(), before, after) if a is not b]
+        if changed:
+            ends = list(accumulate(map(len, reads)))
+            for i in sorted({bisect_right(ends, c) for c in changed}):
+                r = reads[i]
+                start = ends[i] - len(r)
+                out[i] = _edited(messages[i], r, after[start:ends[i]])
+                # the history keeps the edit (pydantic-ai persists it), flags and all
+                reads[i] = tuple((a, j) for a, (_, j) in zip(after[start:ends[i]], r))
+                memo.put(out[i], _stamp(out[i]), reads[i])
+        memo.done(out, reads)
         return out
 
 

@@ -64,16 +64,16 @@ def unreduced(last: list[Any], answer: Any) -> list[Any]:
             else m for m in [*last, answer]]
 
 
-def run_langchain(config: Any, persist: bool) -> tuple[list[list[Any]], list[Any], list[tc.Result]]:
+def run_langchain(config: Any, persist: bool, report: bool = True) -> tuple[list[list[Any]], list[Any], list[tc.Result]]:
     model = ToolModel(messages=iter(script()), seen=[])
     reports: list[tc.Result] = []
-    agent = create_agent(model, [read_file],
-                         middleware=[ToolclearMiddleware(config, persist=persist, on_result=reports.append)])
+    agent = create_agent(model, [read_file], middleware=[
+        ToolclearMiddleware(config, persist=persist, on_result=reports.append if report else None)])
     state = agent.invoke({"messages": [HumanMessage("read all the files")]}, {"recursion_limit": 500})
     return model.seen, state["messages"], reports
 
 
-def run_langgraph(config: Any, persist: bool) -> tuple[list[list[Any]], list[Any], list[tc.Result]]:
+def run_langgraph(config: Any, persist: bool, report: bool = True) -> tuple[list[list[Any]], list[Any], list[tc.Result]]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # create_react_agent is deprecated in favour of create_agent
         from langgraph.prebuilt import create_react_agent
@@ -81,18 +81,22 @@ def run_langgraph(config: Any, persist: bool) -> tuple[list[list[Any]], list[Any
         model = ToolModel(messages=iter(script()), seen=[])
         reports: list[tc.Result] = []
         agent = create_react_agent(model, [read_file],
-                                   pre_model_hook=pre_model_hook(config, persist=persist, on_result=reports.append))
+                                   pre_model_hook=pre_model_hook(config, persist=persist,
+                                                                 on_result=reports.append if report else None))
     state = agent.invoke({"messages": [HumanMessage("read all the files")]}, {"recursion_limit": 500})
     return model.seen, state["messages"], reports
 
 
 @pytest.mark.parametrize("runner", [run_langchain, run_langgraph], ids=["langchain", "langgraph"])
-@pytest.mark.parametrize("persist", [True, False], ids=["persist", "per-call"])
+@pytest.mark.parametrize(("persist", "report"), [(True, True), (False, True), (False, False)],
+                         ids=["persist", "per-call", "per-call-advanced"])
 @pytest.mark.parametrize("name", list(CONFIGS))
-def test_live_run_sends_what_the_replay_says(runner, persist, name) -> None:
+def test_live_run_sends_what_the_replay_says(runner, persist, report, name) -> None:
+    """Per call without a report, the request-level policies are advanced call by call
+    (one engine kept across calls) rather than run afresh: the same contexts."""
     config = CONFIGS[name]
-    seen, final, reports = runner(config, persist)
-    assert len(seen) == CALLS and len(reports) == CALLS
+    seen, final, reports = runner(config, persist, report)
+    assert len(seen) == CALLS and len(reports) == (CALLS if report else 0)
     run = from_langchain(unreduced(seen[-1], final[-1]))
     assert_live_equals_replay([from_langchain(s) for s in seen], run, config, persist)
     # the state keeps the edit only when persisting

@@ -55,13 +55,13 @@ def read_file(path: str) -> str:
     return big_result(path)
 
 
-def run_agent(config: Any) -> tuple[ScriptedModel, list[tc.Result], Any]:
+def run_agent(config: Any, report: bool = True) -> tuple[ScriptedModel, list[tc.Result], Any]:
     model = ScriptedModel()
     reports: list[tc.Result] = []
     agent = Agent(name="reader", instructions="You read files.", model=model, tools=[read_file])
     result = in_thread(Runner.run_sync, agent, "read all the files", max_turns=CALLS + 5,
                              run_config=RunConfig(call_model_input_filter=call_model_input_filter(
-                                 config, on_result=reports.append), tracing_disabled=True))
+                                 config, on_result=reports.append if report else None), tracing_disabled=True))
     return model, reports, result
 
 
@@ -70,10 +70,13 @@ def read(items: list[Any]) -> list[tc.Message]:
 
 
 @pytest.mark.parametrize("name", list(CONFIGS))
-def test_live_run_sends_what_the_per_call_replay_says(name) -> None:
+@pytest.mark.parametrize("report", [True, False], ids=["report", "advanced"])
+def test_live_run_sends_what_the_per_call_replay_says(name, report) -> None:
+    """Without a report the request-level policies are advanced call by call (one
+    engine kept across calls) rather than run afresh: the same contexts."""
     config = CONFIGS[name]
-    model, reports, result = run_agent(config)
-    assert len(model.seen) == CALLS and len(reports) == CALLS
+    model, reports, result = run_agent(config, report)
+    assert len(model.seen) == CALLS and len(reports) == (CALLS if report else 0)
     items = [x for x in result.to_input_list()]
     run = restored(read(json.loads(json.dumps(items, default=str))))
     assert_live_equals_replay([read(s) for s in model.seen], run, config, persist=False)

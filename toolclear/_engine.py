@@ -33,14 +33,29 @@ class Engine(Protocol):
 def pairing(messages: Sequence[Message]) -> list[tuple[int, ToolCall] | None]:
     """For each tool result, the assistant message and the call it answers (the latest
     earlier call with its id); None for other messages and for orphans."""
-    seen: dict[str, tuple[int, ToolCall]] = {}
-    out: list[tuple[int, ToolCall] | None] = []
-    for i, m in enumerate(messages):
-        if m.role == "assistant":
-            for c in m.tool_calls:
-                seen[c.id] = (i, c)
-        out.append(seen.get(m.tool_call_id) if m.role == "tool" else None)
-    return out
+    return Pairing(messages).pairs
+
+
+class Pairing:
+    """``pairing`` that grows with the history (a live agent's, call by call)."""
+
+    def __init__(self, messages: Sequence[Message]) -> None:
+        self.seen: dict[str, tuple[int, ToolCall]] = {}
+        self.pairs: list[tuple[int, ToolCall] | None] = []
+        self.extend(messages, 0)
+
+    def extend(self, messages: Sequence[Message], start: int) -> None:
+        """Pair ``messages[start:]`` (the earlier ones are paired already)."""
+        seen, out = self.seen, self.pairs
+        for i in range(start, len(messages)):
+            m = messages[i]
+            if m.role == "assistant":
+                for c in m.tool_calls:
+                    seen[c.id] = (i, c)
+            out.append(seen.get(m.tool_call_id) if m.role == "tool" else None)
+
+    def __getitem__(self, i: int) -> tuple[int, ToolCall] | None:
+        return self.pairs[i]
 
 
 def with_inputs_cleared(message: Message, call_ids: frozenset[str], empty: str = "{}") -> Message:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._engine import pairing, with_inputs_cleared
+from ._engine import Pairing, with_inputs_cleared
 from .counters import TokenCounter, count_tokens
 from .errors import ConfigError
 from .model import Message, MessageStatus
@@ -96,8 +96,8 @@ class AnthropicEngine:
     def __init__(self, messages: tuple[Message, ...], config: AnthropicClearToolUsesConfig,
                  counter: TokenCounter) -> None:
         self.msgs, self.config, self.counter = messages, config, counter
-        self.pairs = pairing(messages)
-        self.counts = count_tokens(messages, counter)
+        self.pairs = Pairing(messages)
+        self.counts = list(count_tokens(messages, counter))
         self.prefix = [0]
         for c in self.counts:
             self.prefix.append(self.prefix[-1] + c)
@@ -133,7 +133,17 @@ class AnthropicEngine:
             self.cum.append(self.cum[-1] + saving)
             self.ai_after.append(versions)
 
+    def _grow(self, length: int) -> None:
+        """A live agent's history grew (``msgs`` is its list): count and pair the new messages."""
+        have = len(self.counts)
+        self.counts += count_tokens(self.msgs[have:length], self.counter)
+        for c in self.counts[have:]:
+            self.prefix.append(self.prefix[-1] + c)
+        self.pairs.extend(self.msgs, have)
+
     def advance(self, length: int) -> dict[int, Message | None]:
+        if length > len(self.counts):
+            self._grow(length)
         while self.scan < length:
             if self.msgs[self.scan].role == "tool":
                 self.uses.append(self.scan)

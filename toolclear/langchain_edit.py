@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._engine import pairing, with_inputs_cleared
+from ._engine import Pairing, with_inputs_cleared
 from .errors import ConfigError
 from .model import Message, MessageStatus
 
@@ -108,7 +108,7 @@ class LangChainEngine:
 
     def __init__(self, messages: tuple[Message, ...], config: LangChainClearToolUsesConfig) -> None:
         self.msgs, self.config = messages, config
-        self.pairs = pairing(messages)
+        self.pairs = Pairing(messages)
         self.tools: list[int] = []
         self.ai: list[int | None] = []  # nearest earlier assistant of each tool message
         self.scan, self.last_ai = 0, -1
@@ -160,6 +160,8 @@ class LangChainEngine:
                 self.stopped = True
 
     def advance(self, length: int) -> dict[int, Message | None]:
+        if length > len(self.pairs.pairs):  # a live agent's history grew (``msgs`` is its list)
+            self.pairs.extend(self.msgs, len(self.pairs.pairs))
         while self.scan < length:
             m = self.msgs[self.scan]
             self.prefix.append(self.prefix[-1] + langchain_tokens(m))

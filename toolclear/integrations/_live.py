@@ -69,17 +69,54 @@ class Memo:
             self.entries = {k: v for k, v in self.entries.items() if k in live}
 
 
+class Growing:
+    """A request-level policy (LangChain's, Anthropic's, masking) in the per-call mode,
+    where each call's history is the previous one's plus new messages: one engine kept
+    across calls advances over the new messages, O(new + changes) a call, as
+    ``toolclear.replay`` does, instead of a fresh pass over the whole history. The
+    tests check that each call shows what ``toolclear.apply`` shows."""
+
+    def __init__(self, config: Any, counter: Any, tools: Sequence[Any]) -> None:
+        self.config, self.counter, self.tools = config, counter, tools
+        self.seq: list[Message] = []
+        self.shown: list[Message] = []
+        self.engine: Any = None
+
+    def __call__(self, before: Sequence[Message]) -> list[Message]:
+        from .._engine import _visible
+        from ..counters import get_counter
+        from ..lab import _engine
+
+        n = len(self.seq)
+        if self.engine is None or len(before) < n or not all(map(is_, before, self.seq)):
+            self.seq, self.shown = list(before), list(before)  # a new or rewritten history
+            seq: Any = self.seq  # the engine reads this list as it grows
+            self.engine = _engine(seq, self.config, get_counter(self.counter), None, self.tools, "single pass")
+        else:
+            self.seq += before[n:]
+            self.shown += before[n:]
+        seq, shown = self.seq, self.shown
+        for i, new in self.engine.advance(len(seq)).items():
+            shown[i] = new if new is not None and _visible(seq[i], new) else seq[i]
+        return list(shown)
+
+
 class Live:
     """A toolclear policy config run before each live model call. ``on_result`` gets
-    each call's ``Result``: what was cleared, the tokens before and after."""
+    each call's ``Result``: what was cleared, the tokens before and after.
+    ``per_call``: the agent does not keep the edits (each call's history is the raw
+    one), so a request-level policy can be advanced call by call (``Growing``) unless
+    a report is asked for."""
 
     def __init__(self, config: Any, *, counter: Any = None, on_result: Callable[[Result], None] | None = None,
-                 backend: Any = None, tools: Sequence[Any] = ()) -> None:
+                 backend: Any = None, tools: Sequence[Any] = (), per_call: bool = False) -> None:
         from ..lab import policy_name
 
-        policy_name(config)  # a clear error now, not at the first model call
+        name = policy_name(config)  # a clear error now, not at the first model call
         self.config, self.counter, self.on_result = config, counter, on_result
         self.backend, self.tools = backend, tuple(tools)
+        self.growing = (Growing(config, counter, self.tools)
+                        if per_call and on_result is None and name in ("anthropic", "langchain", "masking") else None)
 
     def run(self, messages: Sequence[Message]) -> Result:
         result = apply(messages, self.config, self.backend, self.tools, counter=self.counter)
@@ -87,8 +124,14 @@ class Live:
             self.on_result(result)
         return result
 
+    def shown(self, messages: Sequence[Message]) -> Sequence[Message]:
+        """What the model is shown instead of ``messages`` (eino's processed flags included)."""
+        if self.growing is not None:
+            return self.growing(messages)
+        return self.run(messages).messages
+
     @staticmethod
-    def changes(before: Sequence[Message], result: Result) -> list[int]:
+    def changes(before: Sequence[Message], shown: Sequence[Message]) -> list[int]:
         """Indices whose message the policy changed on this call."""
-        return [i for i, (a, b) in enumerate(zip(before, result.messages)) if a is not b and (
+        return [i for i, (a, b) in enumerate(zip(before, shown)) if a is not b and (
             a.content != b.content or a.tool_calls != b.tool_calls)]

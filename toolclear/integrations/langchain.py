@@ -88,20 +88,30 @@ def from_langchain(messages: Sequence[BaseMessage], memo: Memo | None = None) ->
 
 
 def to_langchain(originals: Sequence[BaseMessage], edited: Sequence[Message],
-                 before: Sequence[Message] | None = None) -> list[BaseMessage]:
+                 before: Sequence[Message] | None = None,
+                 copies: dict[int, tuple[Any, Message, BaseMessage]] | None = None) -> list[BaseMessage]:
     """The originals with the policy's edits: a changed content, emptied call arguments.
     Everything else the framework holds (ids, metadata, multimodal parts of messages the
-    policy left alone) is kept."""
+    policy left alone) is kept. ``copies`` (original id -> (original, edit, copy)) hands
+    back the copy made for the same edit of the same message on an earlier call."""
     before = before if before is not None else from_langchain(originals)
     out: list[BaseMessage] = []
     for lc, b, after in zip(originals, before, edited):
         update: dict[str, Any] = {}
         if after is not b:
+            if copies is not None:
+                hit = copies.get(id(lc))
+                if hit is not None and hit[0] is lc and hit[1] is after:
+                    out.append(hit[2])
+                    continue
             if after.content != b.content:
                 update["content"] = after.content
             if isinstance(lc, AIMessage) and after.tool_calls != b.tool_calls:
                 update["tool_calls"] = [{**c, "args": _args(t.arguments)} for c, t in zip(lc.tool_calls, after.tool_calls)]
-        out.append(lc.model_copy(update=update) if update else lc)
+        new = lc.model_copy(update=update) if update else lc
+        if copies is not None and after is not b:
+            copies[id(lc)] = (lc, after, new)
+        out.append(new)
     return out
 
 
@@ -119,24 +129,27 @@ class LangChainLive(Live):
     """The policy on LangChain messages, for the middleware and the LangGraph hook."""
 
     def __init__(self, config: Any, persist: bool, **kw: Any) -> None:
-        super().__init__(config, **kw)
+        super().__init__(config, per_call=not persist, **kw)
         self.persist, self.memo = persist, Memo()
+        self.copies: dict[int, tuple[Any, Message, BaseMessage]] = {}
 
     def edit(self, messages: Sequence[BaseMessage]) -> list[BaseMessage] | None:
         """The messages as the policy leaves them, or None when the model would see no change."""
         before = from_langchain(messages, self.memo)
-        result = self.run(before)
+        shown = self.shown(before)
         out = None
         src: Sequence[BaseMessage] = messages
         conv: Sequence[Message] = before
-        if not all(map(is_, before, result.messages)):
-            edited = to_langchain(messages, result.messages, before)
+        if not all(map(is_, before, shown)):
+            if len(self.copies) > 2 * len(messages) + 64:
+                self.copies.clear()
+            edited = to_langchain(messages, shown, before, None if self.persist else self.copies)
             if self.persist:  # the history keeps these, with what the framework cannot show
-                for lc, b, after in zip(edited, before, result.messages):
+                for lc, b, after in zip(edited, before, shown):
                     if after is not b:
                         self.memo.put(lc, _stamp(lc), after)
-                src, conv = edited, result.messages
-            if self.changes(before, result):
+                src, conv = edited, shown
+            if self.changes(before, shown):
                 out = edited
         self.memo.done(src, conv)
         return out

@@ -19,7 +19,7 @@ from ..errors import TranscriptError
 from ..formats._base import Binding, Builder
 from ..formats._doc import Document, parse
 from ..formats.responses import OpenAIResponsesFormat, read_item
-from ..model import Transcript
+from ..model import Message, Transcript
 from ..result import Result
 from ._live import Live
 
@@ -41,7 +41,8 @@ class _ItemsLive(Live):
 
     The SDK rebuilds most items on every call (its own models dumped to new dicts), so
     objects cannot be matched by identity; their values can, cheaply, because the
-    dumps share the strings. Items equal to the previous call's are not read again,
+    dumps share the strings (an item changed in place between calls is not noticed;
+    the SDK replaces items). Items equal to the previous call's are not read again,
     except the last message they made (a later call item may still join it), so a
     call reads only its new items, as ``toolclear.load`` reads a saved session."""
 
@@ -50,10 +51,10 @@ class _ItemsLive(Live):
         self.values: list[Any] = []
         self.read: Builder | None = None
         self.starts: list[int] = []  # the item each message of ``read`` begins at
+        self.copies: dict[int, tuple[Any, Message, Any]] = {}  # item id -> (item, edit, edited item)
 
     def messages(self, items: Sequence[Any]) -> tuple[Builder, Document]:
-        raw = [_item(i) for i in items]
-        values = [tuple(d.items()) if isinstance(d, dict) else d for d in raw]
+        raw = values = [_item(i) for i in items]
         doc = Document("json", raw, b"")
         keep, old = 0, self.read
         if old is not None:
@@ -81,6 +82,10 @@ class _ItemsLive(Live):
             n = len(b.messages)
             read_item(doc, item, (j,), b)
             starts.extend([j] * (len(b.messages) - n))
+        if old is not None:  # a message read again as it was stays the same object
+            for i in range(keep, min(len(b.messages), len(old.messages))):
+                if b.messages[i] == old.messages[i] and b.slots[i] == old.slots[i]:
+                    b.messages[i] = old.messages[i]
         self.values, self.read, self.starts = values, b, starts
         return b, doc
 
@@ -101,7 +106,7 @@ def call_model_input_filter(config: Any, *, on_result: Callable[[Result], None] 
                             backend: Any = None, tools: Sequence[Any] = ()) -> Callable[[Any], Any]:
     """A ``call_model_input_filter`` running ``config`` (any toolclear policy) on the
     items of each model call; ``on_result`` receives each call's ``Result``."""
-    live = _ItemsLive(config, on_result=on_result, counter=counter, backend=backend, tools=tools)
+    live = _ItemsLive(config, on_result=on_result, counter=counter, backend=backend, tools=tools, per_call=True)
 
     def filter_input(data: Any) -> Any:
         from agents.run_config import ModelInputData
@@ -111,14 +116,27 @@ def call_model_input_filter(config: Any, *, on_result: Callable[[Result], None] 
             return model_data
         b, doc = live.messages(model_data.input)
         before = tuple(b.messages)
-        result = live.run(before)
-        if not live.changes(before, result):
+        shown = live.shown(before)
+        changed = live.changes(before, shown)
+        if not changed:
             return model_data
         binding = Binding(doc, tuple(b.slots), before, tuple(b.blanks) if any(b.blanks) else ())
-        edited: list[Any] = list(model_data.input)
-        for path, value in binding.edits(result.messages, "Agents SDK input").items():
+        edits = binding.edits(shown, "Agents SDK input")
+        at = {b.slots[i][0][0]: i for i in changed if b.slots[i]}  # item -> the message it holds
+        copies, live.copies = live.copies, {}
+        items = model_data.input
+        edited: list[Any] = list(items)
+        for path, value in edits.items():
             j = path[0]
-            edited[j] = _set(doc.value[j], path[1:], value)
+            item, i = doc.value[j], at.get(j)
+            hit = copies.get(id(item))
+            if i is not None and hit is not None and hit[0] is item and hit[1] is shown[i]:
+                edited[j] = hit[2]  # the copy made for this same edit on the previous call
+                live.copies[id(item)] = hit
+                continue
+            edited[j] = _set(edited[j] if edited[j] is not items[j] else item, path[1:], value)
+            if i is not None:
+                live.copies[id(item)] = (item, shown[i], edited[j])
         return ModelInputData(input=edited, instructions=model_data.instructions)
 
     return filter_input

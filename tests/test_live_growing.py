@@ -1,0 +1,40 @@
+"""The per-call mode's engine kept across calls (``Growing``) shows, call by call, what
+``toolclear.apply`` shows for that call's history, including when the history is
+rewritten under it (trimmed, edited) and it starts again."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import toolclear as tc
+from toolclear.integrations._live import Growing, Live
+
+from .test_langchain_reference import generate
+from .test_policies import POLICIES
+
+REQUEST_LEVEL = [p for p in POLICIES if not isinstance(p, tc.lab.STICKY)]
+
+
+@pytest.mark.parametrize("config", REQUEST_LEVEL, ids=[tc.lab.policy_name(p) for p in REQUEST_LEVEL])
+def test_growing_equals_apply_on_every_call(config) -> None:
+    rng = random.Random(7)
+    for _ in range(15):
+        msgs = list(generate(rng))
+        grow = Growing(config, None, ())
+        calls = sorted({rng.randrange(1, len(msgs) + 1) for _ in range(6)} | {len(msgs)})
+        for k, n in enumerate(calls):
+            history = msgs[:n]
+            if k == 3 and n > 2:  # the agent trimmed its history: a new start
+                history = history[1:]
+            shown = grow(history)
+            assert shown == list(tc.apply(history, config).messages), (n, k)
+
+
+def test_live_uses_it_only_per_call_without_a_report() -> None:
+    config = tc.LangChainClearToolUsesConfig(trigger=10, keep=1)
+    assert Live(config, per_call=True).growing is not None
+    assert Live(config).growing is None
+    assert Live(config, per_call=True, on_result=print).growing is None
+    assert Live(tc.ClearToolResultConfig(), per_call=True).growing is None  # eino's policy persists

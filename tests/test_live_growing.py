@@ -14,7 +14,8 @@ from toolclear.integrations._live import Growing, Live
 from .test_langchain_reference import generate
 from .test_policies import POLICIES
 
-REQUEST_LEVEL = [p for p in POLICIES if not isinstance(p, tc.lab.STICKY)]
+REQUEST_LEVEL = [p for p in POLICIES if not isinstance(p, tc.EinoReductionConfig)] + [
+    tc.ClearToolResultConfig(300, 100, exclude_tools=("bash",)), tc.ClearToolResultConfig(0, 0)]
 
 
 @pytest.mark.parametrize("config", REQUEST_LEVEL, ids=[tc.lab.policy_name(p) for p in REQUEST_LEVEL])
@@ -37,4 +38,4 @@ def test_live_uses_it_only_per_call_without_a_report() -> None:
     assert Live(config, per_call=True).growing is not None
     assert Live(config).growing is None
     assert Live(config, per_call=True, on_result=print).growing is None
-    assert Live(tc.ClearToolResultConfig(), per_call=True).growing is None  # eino's policy persists
+    assert Live(tc.EinoReductionConfig(skip_truncation=True), per_call=True).growing is None

@@ -33,29 +33,33 @@ class Engine(Protocol):
 def pairing(messages: Sequence[Message]) -> list[tuple[int, ToolCall] | None]:
     """For each tool result, the assistant message and the call it answers (the latest
     earlier call with its id); None for other messages and for orphans."""
-    return Pairing(messages).pairs
+    p = Pairing(messages)
+    if messages:
+        p[len(messages) - 1]
+    return p.pairs
 
 
 class Pairing:
-    """``pairing`` that grows with the history (a live agent's, call by call)."""
+    """``pairing`` worked out only as far as asked, so a policy that needs the call of
+    few results pays for few; it reads ``messages`` as it is when asked (a live agent's
+    list grows)."""
 
     def __init__(self, messages: Sequence[Message]) -> None:
+        self.messages = messages
         self.seen: dict[str, tuple[int, ToolCall]] = {}
         self.pairs: list[tuple[int, ToolCall] | None] = []
-        self.extend(messages, 0)
-
-    def extend(self, messages: Sequence[Message], start: int) -> None:
-        """Pair ``messages[start:]`` (the earlier ones are paired already)."""
-        seen, out = self.seen, self.pairs
-        for i in range(start, len(messages)):
-            m = messages[i]
-            if m.role == "assistant":
-                for c in m.tool_calls:
-                    seen[c.id] = (i, c)
-            out.append(seen.get(m.tool_call_id) if m.role == "tool" else None)
 
     def __getitem__(self, i: int) -> tuple[int, ToolCall] | None:
-        return self.pairs[i]
+        pairs = self.pairs
+        if i >= len(pairs):
+            seen, messages = self.seen, self.messages
+            for j in range(len(pairs), i + 1):
+                m = messages[j]
+                if m.role == "assistant":
+                    for c in m.tool_calls:
+                        seen[c.id] = (j, c)
+                pairs.append(seen.get(m.tool_call_id) if m.role == "tool" else None)
+        return pairs[i]
 
 
 def with_inputs_cleared(message: Message, call_ids: frozenset[str], empty: str = "{}") -> Message:
@@ -130,8 +134,22 @@ def assemble(
         steps.append(Step(call, tuple(changed), prefix[call] - saved, prefix[call],
                           bool(changed) and prev >= 0 and changed[0] < prev, triggered=bool(view)))
         prev = call
-    messages = final if final is not None else tuple(view.get(i, m) for i, m in enumerate(original))
-    after = tuple(view_count.get(i, c) for i, c in enumerate(counts))
+    if final is not None:
+        messages = final
+    elif view:
+        shown = list(original)
+        for i, m in view.items():
+            shown[i] = m
+        messages = tuple(shown)
+    else:
+        messages = original
+    if view_count:
+        after_l = list(counts)
+        for i, c in view_count.items():
+            after_l[i] = c
+        after = tuple(after_l)
+    else:
+        after = counts
     kept = frozenset(view)
 
     def statuses() -> tuple[MessageStatus, ...]:

@@ -109,8 +109,11 @@ class AnthropicEngine:
         self.applied = 0
 
     def _name(self, i: int) -> str:
+        name = self.msgs[i].tool_name
+        if name:
+            return name
         pair = self.pairs[i]
-        return self.msgs[i].tool_name or (pair[1].name if pair else "")
+        return pair[1].name if pair else ""
 
     def _extend(self, k: int) -> None:
         """Work out the saving of clearing uses up to k (each once, in order)."""
@@ -121,8 +124,8 @@ class AnthropicEngine:
             if name not in self.config.exclude_tools:
                 m = self.msgs[u]
                 saving = self.counts[u] - count_tokens((m.replaced(self.config.placeholder),), self.counter)[0]
-                pair = self.pairs[u]
-                if pair is not None and self.config.clears_input(name):
+                pair = self.pairs[u] if self.config.clears_input(name) else None
+                if pair is not None:
                     a, call = pair
                     ids = self.inputs.setdefault(a, set())
                     before = count_tokens((with_inputs_cleared(self.msgs[a], frozenset(ids)),), self.counter)[0]
@@ -139,7 +142,6 @@ class AnthropicEngine:
         self.counts += count_tokens(self.msgs[have:length], self.counter)
         for c in self.counts[have:]:
             self.prefix.append(self.prefix[-1] + c)
-        self.pairs.extend(self.msgs, have)
 
     def advance(self, length: int) -> dict[int, Message | None]:
         if length > len(self.counts):

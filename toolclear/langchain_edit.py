@@ -18,6 +18,7 @@ import math
 from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 from ._engine import Pairing, with_inputs_cleared
@@ -108,7 +109,7 @@ class LangChainEngine:
 
     def __init__(self, messages: tuple[Message, ...], config: LangChainClearToolUsesConfig) -> None:
         self.msgs, self.config = messages, config
-        self.pairs = Pairing(messages)
+        self._pairs: Pairing | None = None  # only the final statuses need it
         self.tools: list[int] = []
         self.ai: list[int | None] = []  # nearest earlier assistant of each tool message
         self.scan, self.last_ai = 0, -1
@@ -119,6 +120,14 @@ class LangChainEngine:
         self.inputs: dict[int, set[str]] = {}
         self.stopped = False
         self.applied = 0  # seq[:applied] is in the view
+
+    @property
+    def pairs(self) -> Pairing:
+        """Each tool message's call, paired when first asked (a live agent's ``msgs`` may
+        have grown since)."""
+        if self._pairs is None:
+            self._pairs = Pairing(self.msgs)
+        return self._pairs
 
     def _skip(self, k: int) -> tuple[int, Any] | None:
         """The tool message's call on its nearest earlier assistant message, or None
@@ -160,17 +169,21 @@ class LangChainEngine:
                 self.stopped = True
 
     def advance(self, length: int) -> dict[int, Message | None]:
-        if length > len(self.pairs.pairs):  # a live agent's history grew (``msgs`` is its list)
-            self.pairs.extend(self.msgs, len(self.pairs.pairs))
-        while self.scan < length:
-            m = self.msgs[self.scan]
-            self.prefix.append(self.prefix[-1] + langchain_tokens(m))
-            if m.role == "assistant":
-                self.last_ai = self.scan
-            elif m.role == "tool":
-                self.tools.append(self.scan)
-                self.ai.append(self.last_ai if self.last_ai >= 0 else None)
-            self.scan += 1
+        if self.scan < length:
+            new = self.msgs[self.scan:length]
+            # counts memoised on each message: one dict probe each, a call only when new
+            toks = [m._memo.get("langchain") or langchain_tokens(m) for m in new]
+            self.prefix += accumulate(toks, initial=self.prefix[-1])
+            del self.prefix[-len(toks) - 1]  # accumulate repeats the start
+            last_ai, tools, ai = self.last_ai, self.tools, self.ai
+            for i, m in enumerate(new, self.scan):
+                role = m.role
+                if role == "assistant":
+                    last_ai = i
+                elif role == "tool":
+                    tools.append(i)
+                    ai.append(last_ai if last_ai >= 0 else None)
+            self.last_ai, self.scan = last_ai, length
         c = self.config
         target = 0
         if self.prefix[length] > c.trigger:

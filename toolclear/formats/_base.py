@@ -162,7 +162,10 @@ class Binding:
     """Per message, more places its text was split over (a second text part): emptied
     when the content changes, so the new text stands once and nothing old is left."""
 
-    def edits(self, messages: Sequence[Message], label: str) -> dict[Path, Any]:
+    def edits(self, messages: Sequence[Message], label: str,
+              indices: Sequence[int] | None = None) -> dict[Path, Any]:
+        """Where each changed content goes; ``indices`` limits the work to the messages
+        known to have changed (a live adapter knows)."""
         if len(messages) != len(self.originals):
             raise TranscriptError(
                 f"got {len(messages)} messages for a transcript of {len(self.originals)}; "
@@ -170,7 +173,8 @@ class Binding:
                 source=label,
             )
         out: dict[Path, Any] = {}
-        for i, (new, old) in enumerate(zip(messages, self.originals)):
+        for i in range(len(messages)) if indices is None else indices:
+            new, old = messages[i], self.originals[i]
             if new is old:
                 continue
             same_shape = (

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from operator import is_
 from typing import Any
 
+from ..clearing import ClearToolResultConfig
 from ..lab import apply
 from ..model import Message
 from ..result import Result
@@ -69,8 +70,49 @@ class Memo:
             self.entries = {k: v for k, v in self.entries.items() if k in live}
 
 
+class _EinoPerCall:
+    """eino's clear policy on the raw history of each call (the per-call mode): the tool
+    total and the window start only move forward as the history grows, so the cleared
+    set only grows, each result is cleared once."""
+
+    def __init__(self, msgs: list[Message], config: Any) -> None:
+        from ..counters import get_counter
+
+        self.msgs, self.config, self.counter = msgs, config, get_counter(config.token_counter)
+        self.prefix = [0]
+        self.tools: list[int] = []  # tool results not holding the placeholder
+        self.total = 0
+        self.done = 0  # self.tools[:done] are cleared (or excluded)
+
+    def advance(self, length: int) -> dict[int, Message | None]:
+        from bisect import bisect_left
+
+        from ..counters import count_tokens
+
+        c, msgs, prefix = self.config, self.msgs, self.prefix
+        have = len(prefix) - 1
+        if length > have:
+            ph = c.placeholder
+            for i, n in enumerate(count_tokens(msgs[have:length], self.counter), have):
+                prefix.append(prefix[-1] + n)
+                m = msgs[i]
+                if m.role == "tool" and m.content != ph:
+                    self.tools.append(i)
+                    self.total += n
+        if not length or self.total <= c.tool_result_token_threshold:
+            return {}
+        start = max(0, bisect_left(prefix, prefix[length] - c.keep_recent_tokens, 0, length) - 1)
+        upto = bisect_left(self.tools, start)
+        excluded = frozenset(c.exclude_tools)
+        delta: dict[int, Message | None] = {
+            t: msgs[t].replaced(c.placeholder) for t in self.tools[self.done:upto] if msgs[t].tool_name not in excluded}
+        self.done = max(self.done, upto)
+        return delta
+
+
 class Growing:
-    """A request-level policy (LangChain's, Anthropic's, masking) in the per-call mode,
+    """A request-level policy (LangChain's, Anthropic's, masking; eino's clear policy too)
+    in the per-call mode,
     where each call's history is the previous one's plus new messages: one engine kept
     across calls advances over the new messages, O(new + changes) a call, as
     ``toolclear.replay`` does, instead of a fresh pass over the whole history. The
@@ -91,7 +133,8 @@ class Growing:
         if self.engine is None or len(before) < n or not all(map(is_, before, self.seq)):
             self.seq, self.shown = list(before), list(before)  # a new or rewritten history
             seq: Any = self.seq  # the engine reads this list as it grows
-            self.engine = _engine(seq, self.config, get_counter(self.counter), None, self.tools, "single pass")
+            self.engine = (_EinoPerCall(seq, self.config) if isinstance(self.config, ClearToolResultConfig) else
+                           _engine(seq, self.config, get_counter(self.counter), None, self.tools, "single pass"))
         else:
             self.seq += before[n:]
             self.shown += before[n:]
@@ -116,7 +159,8 @@ class Live:
         self.config, self.counter, self.on_result = config, counter, on_result
         self.backend, self.tools = backend, tuple(tools)
         self.growing = (Growing(config, counter, self.tools)
-                        if per_call and on_result is None and name in ("anthropic", "langchain", "masking") else None)
+                        if per_call and on_result is None and name in ("eino", "anthropic", "langchain", "masking")
+                        else None)
 
     def run(self, messages: Sequence[Message]) -> Result:
         result = apply(messages, self.config, self.backend, self.tools, counter=self.counter)

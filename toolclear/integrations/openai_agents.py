@@ -121,7 +121,7 @@ def call_model_input_filter(config: Any, *, on_result: Callable[[Result], None] 
         if not changed:
             return model_data
         binding = Binding(doc, tuple(b.slots), before, tuple(b.blanks) if any(b.blanks) else ())
-        edits = binding.edits(shown, "Agents SDK input")
+        edits = binding.edits(shown, "Agents SDK input", changed)
         at = {b.slots[i][0][0]: i for i in changed if b.slots[i]}  # item -> the message it holds
         copies, live.copies = live.copies, {}
         items = model_data.input

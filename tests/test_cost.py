@@ -297,3 +297,31 @@ def test_cli_custom_prices_override_a_preset(tmp_path) -> None:
                       "overhead_tokens": 1000})
     c = tc.cost(tc.replay(t.messages), p)
     assert f"${c.dollars:,.2f}" in err and "claude-sonnet-4-5 (edited)" in err
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_replays_trace_gives_the_columns_its_steps_give(seed) -> None:
+    """Pricing reads the columns a replay recorded as it went (its Trace); they are the
+    ones its Step objects hold, for every policy and both ways of running it."""
+    import dataclasses
+    import random
+
+    import numpy as np
+
+    from toolclear import billing as cost_mod
+
+    from .test_langchain_reference import generate
+    from .test_policies import POLICIES
+
+    rng = random.Random(seed)
+    for _ in range(10):
+        msgs = generate(rng)
+        config = rng.choice(POLICIES)
+        persist = rng.choice([None, True, False])
+        rp = tc.replay(msgs, config, persist=persist)
+        assert rp._trace is not None
+        k = len(rp.model_call_steps)
+        fast = cost_mod._step_columns(np, rp, k)
+        slow = cost_mod._step_columns(np, dataclasses.replace(rp, _trace=None), k)
+        for name, a, b in zip(("ends", "sent", "unreduced", "low", "high", "own"), fast, slow):
+            assert a.tolist() == b.tolist(), (config, persist, name)

@@ -10,12 +10,13 @@ whatever the policy; the assembler keeps the tokens sent and the cache breaks.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from .counters import TokenCounter, count_tokens
 from .model import Message, MessageStatus, ToolCall
-from .result import Result, Step
+from .result import Result, Step, Trace
 
 __all__ = ["Engine", "assemble", "pairing", "with_inputs_cleared"]
 
@@ -87,6 +88,16 @@ def _parts(m: Message) -> Any:
     return (raw.get("user_input_multi_content"), raw.get("assistant_output_multi_content"))
 
 
+def _overlay(values: tuple[Any, ...], changes: Mapping[int, Any]) -> tuple[Any, ...]:
+    """``values`` with the changed positions replaced (O(changes) beyond the copy)."""
+    if not changes:
+        return values
+    out = list(values)
+    for i, v in changes.items():
+        out[i] = v
+    return tuple(out)
+
+
 def assemble(
     original: tuple[Message, ...],
     engine: Engine,
@@ -111,6 +122,10 @@ def assemble(
     changed_at: list[int | None] = [None] * n
     steps: list[Step] = []
     prev = -1
+    at = array("q")  # steps that changed something or the tokens saved, for the Trace
+    at_low = array("q")
+    at_high = array("q")
+    at_saved = array("q")
     for call in calls:
         delta = engine.advance(call)
         changed: list[int] = []
@@ -131,25 +146,16 @@ def assemble(
                     changed_at[i] = call
             if visible:
                 changed.append(i)
+        if changed or (at_saved[-1] if at_saved else 0) != saved:
+            at.append(len(steps))
+            at_low.append(changed[0] if changed else -1)
+            at_high.append(changed[-1] if changed else -1)
+            at_saved.append(saved)
         steps.append(Step(call, tuple(changed), prefix[call] - saved, prefix[call],
                           bool(changed) and prev >= 0 and changed[0] < prev, triggered=bool(view)))
         prev = call
-    if final is not None:
-        messages = final
-    elif view:
-        shown = list(original)
-        for i, m in view.items():
-            shown[i] = m
-        messages = tuple(shown)
-    else:
-        messages = original
-    if view_count:
-        after_l = list(counts)
-        for i, c in view_count.items():
-            after_l[i] = c
-        after = tuple(after_l)
-    else:
-        after = counts
+    messages = final if final is not None else _overlay(original, view)
+    after = _overlay(counts, view_count)
     kept = frozenset(view)
 
     def statuses() -> tuple[MessageStatus, ...]:
@@ -157,5 +163,5 @@ def assemble(
     return Result(
         messages=messages, steps=tuple(steps), token_counts=counts, cleared_at=tuple(changed_at), config=config,
         token_counts_original=counts, files=dict(files or {}), notes=notes, mode=mode, _seen=original,
-        _statuses=statuses, _counts_after=after,
+        _statuses=statuses, _counts_after=after, _trace=Trace(array("q", calls), tuple(prefix), at, at_low, at_high, at_saved),
     )

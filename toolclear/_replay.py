@@ -14,6 +14,7 @@ counting instead of O(n^2), because of two facts of the reference:
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from itertools import accumulate
 
@@ -26,7 +27,7 @@ from .clearing import (
 )
 from .counters import count_tokens, get_counter
 from .model import Message
-from .result import Replay, ReplayStep
+from .result import Replay, ReplayStep, Trace
 
 __all__ = ["Replay", "ReplayStep", "model_calls", "replay"]
 
@@ -82,9 +83,12 @@ def replay(
     saved = 0
     prev_call = -1
     after_count = cleared_counter(counter, ph)
+    calls = model_calls(msgs)
+    at = array("q")  # the steps that cleared something, for the Trace
+    at_saved = array("q")
 
     with paused_gc():  # tens of thousands of small step tuples, no cycles
-        for call in model_calls(msgs):
+        for call in calls:
             total = tool_prefix[call] - cleared_tool_tokens
             if call > 0 and total > threshold:
                 # the start is the last i in [frontier, call) whose suffix overflows keep;
@@ -105,6 +109,8 @@ def replay(
                     newly_all.extend(newly)
                     for i, c in zip(newly, after_count(msgs, newly)):
                         saved += counts[i] - c
+                    at.append(len(steps))
+                    at_saved.append(saved)
                 frontier = start
                 steps.append(ReplayStep(call, newly, prefix[call] - saved, prefix[call],
                                         bool(newly) and prev_call >= 0 and newly[0] < prev_call, total, True, start))
@@ -113,6 +119,9 @@ def replay(
             prev_call = call
 
     final = ix.output(tuple(newly_all), ph)
+    changed = [steps[k].changed_indices for k in at]
+    trace = Trace(array("q", calls), prefix, at, array("q", [c[0] for c in changed]),
+                  array("q", [c[-1] for c in changed]), at_saved)
     return Replay(
         messages=final,
         steps=tuple(steps),
@@ -123,4 +132,5 @@ def replay(
         token_counts_original=count_tokens(original, counter) if records else counts,
         _seen=msgs,
         _index=ix,
+        _trace=trace,
     )

@@ -25,13 +25,19 @@ from __future__ import annotations
 
 import json
 import math
+import threading
+from array import array
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cache, cached_property
 from importlib import resources
+from itertools import chain
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
+from ._gc import paused_gc
 from .errors import ConfigError
 from .model import Message
 from .result import Result
@@ -363,7 +369,10 @@ def _price_run(result: Result, pricing: Pricing, overhead: int, scale: float, wi
         body = (step.context_tokens if with_policy else step.context_tokens_unreduced) - base
         prompt = overhead + round(body * scale)
         shared_end = min(prev_end, first_change) if prev_end >= 0 else cut
-        shared = overhead + round((tree.prefix(max(shared_end, cut)) - base) * scale)
+        if prev_end >= 0 and first_change >= prev_end:
+            shared = prev_prompt  # nothing the last call sent changed: all of it is a prefix
+        else:
+            shared = overhead + round((tree.prefix(max(shared_end, cut)) - base) * scale)
         now = _timestamp(msgs[end]) if end < len(msgs) else None
         uncached, write, read = cache_.call(end, prompt, shared, now)
         output = _output_tokens(msgs[end], counts[end], scale) if end < len(msgs) else 0
@@ -388,65 +397,169 @@ def _numpy() -> Any:
     return numpy
 
 
+_LOG_FACTS: OrderedDict[int, tuple[Any, tuple[int, ...], tuple[int, ...]]] = OrderedDict()
+_log_lock = threading.Lock()
+
+
+def _log_facts(messages: Sequence[Message]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Where the log compacted its context, and which messages recorded usage: read
+    once per transcript (as its token counts are), since a sweep or the app prices many
+    replays of the same run."""
+    key = id(messages)
+    with _log_lock:
+        hit = _LOG_FACTS.get(key)
+        if hit is not None and hit[0] is messages:
+            _LOG_FACTS.move_to_end(key)
+            return hit[1], hit[2]
+    usage = list(map(attrgetter("usage"), messages))
+    recorded = tuple(i for i, u in enumerate(usage) if u is not None) if usage.count(None) < len(usage) else ()
+    facts = compactions_of(messages), recorded
+    if isinstance(messages, tuple):  # a list could change under the cache
+        with _log_lock:
+            _LOG_FACTS[key] = (messages, *facts)
+            while len(_LOG_FACTS) > 4:
+                _LOG_FACTS.popitem(last=False)
+    return facts
+
+
+_ARRAYS: OrderedDict[int, tuple[Any, Any]] = OrderedDict()
+
+
+def _int_array(np: Any, values: Sequence[int]) -> Any:
+    """``values`` as an int64 array, kept for the same (immutable) sequence: the prefix
+    sums of a transcript are shared by every replay of it."""
+    key = id(values)
+    with _log_lock:
+        hit = _ARRAYS.get(key)
+        if hit is not None and hit[0] is values:
+            return hit[1]
+    arr = np.fromiter(values, dtype=np.int64, count=len(values))
+    if isinstance(values, tuple):
+        with _log_lock:
+            _ARRAYS[key] = (values, arr)
+            while len(_ARRAYS) > 8:
+                _ARRAYS.popitem(last=False)
+    return arr
+
+
+def _ints(np: Any, values: Sequence[int]) -> Any:
+    """An int64 array of ``values``: a view of a replay's array('q') columns, no copy."""
+    if isinstance(values, array) and values.typecode == "q" and len(values):
+        return np.frombuffer(values, dtype=np.int64)
+    return np.fromiter(values, dtype=np.int64, count=len(values))
+
+
+def _step_columns(np: Any, result: Result, k_n: int) -> tuple[Any, ...]:
+    """(ends, context with the policy, without it, lowest and highest change, the count
+    of each call's message) of the first ``k_n`` steps: from the replay's Trace when it
+    left one (array operations only), else from the Step objects."""
+    i64 = np.int64
+    tr = result._trace
+    if tr is not None:
+        ends_all = _ints(np, tr.ends)
+        prefix = _int_array(np, tr.prefix)
+        ends = ends_all[:k_n]
+        ctx_u = prefix[ends]
+        at, saved_at = _ints(np, tr.at), _ints(np, tr.saved)
+        # tokens saved at each step: constant from one change step to the next
+        saved = np.repeat(np.concatenate(([0], saved_at)), np.diff(np.concatenate(([0], at, [len(ends_all)]))))[:k_n]
+        lows = np.full(len(ends_all), -1, dtype=i64)
+        highs = np.full(len(ends_all), -1, dtype=i64)
+        lows[at] = _ints(np, tr.low)
+        highs[at] = _ints(np, tr.high)
+        n = len(prefix) - 1
+        own = np.where(ends < n, prefix[np.minimum(ends + 1, n)] - prefix[ends], 0)
+        return ends, ctx_u - saved, ctx_u, lows[:k_n], highs[:k_n], own
+    steps = result.model_call_steps
+    cols = list(zip(*steps))  # the steps transposed: one tuple per Step field
+    ends = np.array(cols[0], dtype=i64)
+    # changed indices are ascending: the lowest is the first of each, the highest the last
+    sizes = np.fromiter(map(len, cols[1]), dtype=i64, count=k_n)
+    flat = np.fromiter(chain.from_iterable(cols[1]), dtype=i64, count=int(sizes.sum()))
+    stop = np.cumsum(sizes)
+    has = sizes > 0
+    lows = np.full(k_n, -1, dtype=i64)
+    highs = np.full(k_n, -1, dtype=i64)
+    lows[has] = flat[(stop - sizes)[has]]
+    highs[has] = flat[stop[has] - 1]
+    counts = result.token_counts
+    n = len(counts)
+    counts_a = np.fromiter(counts, dtype=i64, count=n)
+    own = np.where(ends < n, counts_a[np.minimum(ends, max(n - 1, 0))], 0) if n else np.zeros(k_n, dtype=i64)
+    return ends, np.array(cols[2], dtype=i64), np.array(cols[3], dtype=i64), lows, highs, own
+
+
+def _calls_in(result: Result) -> int:
+    """How many model calls (``len(result.model_call_steps)`` without the copy)."""
+    return max(0, len(result.steps) - 1) if result.mode == "replay" else len(result.steps)
+
+
 def _call_facts(result: Result, scale: float) -> dict[str, Any]:
     """Per model call, once for both runs: its end, time (nan when unknown), output
     tokens, context with and without the policy, and its lowest and highest change.
-    Column by column (list comprehensions and numpy), as a long run has 50,000 calls."""
+    Array operations over the replay's Trace, as a long run has 50,000 calls."""
     np = _numpy()
     msgs, counts = result.messages, result.token_counts
-    steps = result.model_call_steps
-    n = len(msgs)
+    k_n = _calls_in(result)
     i64 = np.int64
-    ends = np.fromiter((s[0] for s in steps), dtype=i64, count=len(steps))
-    ctx_w = np.fromiter((s[2] for s in steps), dtype=i64, count=len(steps))
-    ctx_u = np.fromiter((s[3] for s in steps), dtype=i64, count=len(steps))
-    lows = np.fromiter((min(s[1]) if s[1] else -1 for s in steps), dtype=i64, count=len(steps))
-    highs = np.fromiter((max(s[1]) if s[1] else -1 for s in steps), dtype=i64, count=len(steps))
-    inside = ends < n
-    counts_a = np.asarray(counts, dtype=i64)
-    outs = np.where(inside, np.rint(counts_a[np.minimum(ends, max(n - 1, 0))] * scale), 0).astype(i64) if n else \
-        np.zeros(len(steps), dtype=i64)
-    times = np.full(len(steps), np.nan)
-    recorded = [(k, msgs[e]) for k, e in enumerate(ends.tolist()) if e < n and msgs[e].usage is not None]
-    for k, m in recorded:  # only the calls the log recorded
-        t = _timestamp(m)
-        if t is not None:
-            times[k] = t
-        outs[k] = _output_tokens(m, counts[int(ends[k])], scale)
-    return {"ends": ends, "times": times, "outs": outs, "ctx_w": ctx_w, "ctx_u": ctx_u, "lows": lows, "highs": highs}
+    if not k_n:
+        empty = np.zeros(0, dtype=i64)
+        return {"ends": empty, "times": np.zeros(0), "outs": empty, "ctx_w": empty, "ctx_u": empty,
+                "lows": empty, "highs": empty, "timed": False}
+    with paused_gc():
+        ends, ctx_w, ctx_u, lows, highs, own = _step_columns(np, result, k_n)
+    outs = np.rint(own * scale).astype(i64)
+    times = np.full(k_n, np.nan)
+    _, recorded = _log_facts(result._seen or msgs)
+    if recorded:  # only the calls whose message recorded usage
+        for k in np.flatnonzero(np.isin(ends, np.asarray(recorded, dtype=i64))).tolist():
+            m = msgs[int(ends[k])]
+            t = _timestamp(m)
+            if t is not None:
+                times[k] = t
+            outs[k] = _output_tokens(m, counts[int(ends[k])], scale)
+    return {"ends": ends, "times": times, "outs": outs, "ctx_w": ctx_w, "ctx_u": ctx_u, "lows": lows, "highs": highs,
+            "timed": bool(recorded) and not bool(np.isnan(times).all())}
 
 
-def _stack_hits(np: Any, broke: Any, first: Any, ends: Any, prompt: Any, times: Any, entry_a: Any,
-                ttl: int) -> Any:
-    """What each call reads from Anthropic's cache: its entries as a stack (each call's
-    prompt, end and time); a change pops the entries ending after it, an expired top
-    empties it. Plain lists: only appends and pops, amortised O(1) a call."""
-    k_n = len(prompt)
-    entry = entry_a.tolist()
-    ends_l, prompt_l, times_l = ends.tolist(), prompt.tolist(), times.tolist()
-    broke_l, first_l = broke.tolist(), first.tolist()
-    st_end: list[int] = []
-    st_prompt: list[int] = []
-    st_time: list[float] = []
-    hits = [0] * k_n
-    for k in range(k_n):
-        if broke_l[k]:
-            f = first_l[k]
-            while st_end and st_end[-1] > f:
-                st_end.pop()
-                st_prompt.pop()
-                st_time.pop()
-        if st_end and times_l[k] - st_time[-1] > ttl:
-            st_end.clear()
-            st_prompt.clear()
-            st_time.clear()
-        if st_end:
-            hits[k] = st_prompt[-1]
-        if entry[k]:
-            st_end.append(ends_l[k])
-            st_prompt.append(prompt_l[k])
-            st_time.append(times_l[k])
-    return np.asarray(hits, dtype=np.int64)
+def _anthropic_tops(np: Any, broke: Any, first: Any, ends: Any, times: Any | None, entry: Any, ttl: int) -> Any:
+    """For each call, the call whose cache entry it reads from Anthropic's cache (-1:
+    none), all calls at once.
+
+    The cache is a stack of entries (each call's prompt, pushed when long enough); a
+    change at message f pops the entries ending after f; an expired top empties it.
+    With changes that never reach below an earlier change (what ``_breaks`` checks),
+    the f of successive breaks only grows, so an entry's fate is settled at the first
+    break after it: it dies there if it ends after that f, else it outlives every
+    break. The top is the last entry since the latest break, or else the last entry
+    before that break that outlived its own; an emptying (an expired top) kills every
+    entry before it. Equal to the stack, call for call (the tests run both)."""
+    k_n = len(entry)
+    i32 = np.int32  # call positions: half the memory traffic of int64
+    idx = np.arange(k_n, dtype=i32)
+    minus = np.full(k_n, -1, dtype=i32)
+    big = k_n + 1
+    brk = np.flatnonzero(broke).astype(i32)
+    # the first break strictly after each call, and where that break's change starts
+    after = np.full(k_n, big, dtype=i32)
+    if len(brk):
+        after[: brk[-1]] = np.repeat(brk, np.diff(np.concatenate(([0], brk))))
+    f_after = np.zeros(k_n, dtype=first.dtype)
+    has_after = after < k_n
+    f_after[has_after] = first[after[has_after]]
+    outlives = entry & (~has_after | (ends <= f_after))
+    last_break = np.maximum.accumulate(np.where(broke, idx, minus))  # at or before each call
+    last_entry = np.empty(k_n, dtype=i32)  # strictly before each call
+    last_entry[0] = -1
+    last_entry[1:] = np.maximum.accumulate(np.where(entry, idx, minus))[:-1]
+    last_outliving = np.maximum.accumulate(np.where(outlives, idx, minus))
+    before_break = np.where(last_break > 0, last_outliving[np.maximum(last_break - 1, 0)], minus)
+    top = np.where(last_entry >= last_break, last_entry, before_break)
+    if times is None:  # no call times: nothing expires
+        return top
+    expired = (top >= 0) & (times - times[np.maximum(top, 0)] > ttl)  # nan times never expire
+    emptied = np.maximum.accumulate(np.where(expired, idx, -1))  # the latest emptying at or before each call
+    return np.where((top >= 0) & ~expired & (top >= emptied), top, -1)
 
 
 def _breaks(np: Any, f: Mapping[str, Any], with_policy: bool) -> tuple[Any, Any]:
@@ -468,7 +581,7 @@ def _breaks(np: Any, f: Mapping[str, Any], with_policy: bool) -> tuple[Any, Any]
 
 
 def _anthropic_hits(np: Any, p: Pricing, prompt: Any, broke: Any, first: Any, ends: Any, times: Any,
-                    expired: Any, alive: Any, overhead: int, base: int) -> Any:
+                    expired: Any, alive: Any, overhead: int, base: int, timed: bool = True) -> Any:
     """The tokens each call reads from Anthropic's cache (before the minimum-length check
     of its own prompt)."""
     k_n = len(prompt)
@@ -478,7 +591,8 @@ def _anthropic_hits(np: Any, p: Pricing, prompt: Any, broke: Any, first: Any, en
         hit = np.zeros(k_n, dtype=np.int64)
         hit[1:] = np.where(entry_a[:-1] & ~expired[1:], prompt[:-1], 0)
     else:
-        hit = _stack_hits(np, broke, first, ends, prompt, times, entry_a, p.ttl_seconds)
+        top = _anthropic_tops(np, broke, first, ends, times if timed else None, entry_a, p.ttl_seconds)
+        hit = np.where(top >= 0, prompt[np.maximum(top, 0)], 0)
     if base or overhead:
         base_ok = np.full(k_n, base >= p.min_cacheable) if base else np.zeros(k_n, dtype=bool)
         base_ok[1:] = alive[1:] & (overhead >= p.min_cacheable)
@@ -489,6 +603,20 @@ def _anthropic_hits(np: Any, p: Pricing, prompt: Any, broke: Any, first: Any, en
     return hit
 
 
+def _shared(np: Any, result: Result, f: Mapping[str, Any], prompt: Any, broke: Any, first: Any, overhead: int,
+            scale: float, with_policy: bool) -> Any:
+    """The prefix each call shares with the previous prompt (what OpenAI and Gemini read)."""
+    shared = np.zeros(len(prompt), dtype=np.int64)
+    shared[1:] = prompt[:-1]
+    if with_policy and broke.any():
+        prefix = (_int_array(np, result._trace.prefix) if result._trace is not None else
+                  np.concatenate(([0], np.cumsum(np.asarray(result.token_counts, dtype=np.int64)))))
+        idx = np.flatnonzero(broke)
+        saved_before = f["ctx_u"][idx - 1] - f["ctx_w"][idx - 1]  # all earlier savings lie below the change
+        shared[idx] = overhead + np.rint((prefix[first[idx]] - saved_before) * scale).astype(np.int64)
+    return shared
+
+
 def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, with_policy: bool,
                 cuts: Sequence[int], warm: int = 0, facts: Any = None) -> dict[str, Any]:
     """The same prices as ``_price_run`` with numpy over all calls at once; only calls
@@ -497,30 +625,24 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
     here clear oldest first)."""
     np = _numpy()
     p = pricing
-    steps = result.model_call_steps
-    k_n = len(steps)
+    k_n = _calls_in(result)
     if k_n == 0:
         return _columns(())
     f = facts if facts is not None else _call_facts(result, scale)
     ends, times, outs = f["ends"], f["times"], f["outs"]
     ctx = f["ctx_w"] if with_policy else f["ctx_u"]
-    prompt = overhead + np.rint(ctx * scale).astype(np.int64)
-    dt = np.empty(k_n)
-    dt[0] = np.nan
-    dt[1:] = times[1:] - times[:-1]
-    expired = dt > p.ttl_seconds  # nan compares False: unknown times keep the cache alive
+    prompt = overhead + (ctx if scale == 1.0 else np.rint(ctx * scale).astype(np.int64))
+    if f.get("timed", True):
+        dt = np.empty(k_n)
+        dt[0] = np.nan
+        dt[1:] = times[1:] - times[:-1]
+        expired = dt > p.ttl_seconds  # nan compares False: unknown times keep the cache alive
+    else:
+        expired = np.zeros(k_n, dtype=bool)
     broke, first = _breaks(np, f, with_policy)
     if broke is None:
         # a change below an earlier one: the reference's stack of prefixes handles it
         return _price_loop(result, pricing, overhead, scale, with_policy, cuts, warm)
-    # the prefix the call shares with the previous prompt (what OpenAI and Gemini read)
-    shared = np.zeros(k_n, dtype=np.int64)
-    shared[1:] = prompt[:-1]
-    if with_policy and broke.any():
-        prefix = np.concatenate(([0], np.cumsum(np.asarray(result.token_counts, dtype=np.int64))))
-        idx = np.flatnonzero(broke)
-        saved_before = f["ctx_u"][idx - 1] - f["ctx_w"][idx - 1]  # all earlier savings lie below the change
-        shared[idx] = overhead + np.rint((prefix[first[idx]] - saved_before) * scale).astype(np.int64)
     alive = ~expired
     alive[0] = False
     uncached = np.zeros(k_n, dtype=np.int64)
@@ -530,13 +652,14 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
     if p.cache == "none":
         uncached = prompt.copy()
     elif p.cache == "anthropic":
-        hit = _anthropic_hits(np, p, prompt, broke, first, ends, times, expired, alive, overhead, base)
+        hit = _anthropic_hits(np, p, prompt, broke, first, ends, times, expired, alive, overhead, base,
+                              f.get("timed", True))
         small = prompt < p.min_cacheable
         read = np.where(small, 0, np.minimum(hit, prompt))
         write = np.where(small, 0, prompt - read)
         uncached = np.where(small, prompt, 0)
     else:
-        common = np.where(alive, shared, 0)
+        common = np.where(alive, _shared(np, result, f, prompt, broke, first, overhead, scale, with_policy), 0)
         if base:
             common[0] = base
         if p.cache == "openai":
@@ -547,9 +670,11 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
     input_dollars = (uncached * p.input + write * p.cache_write + read * p.cache_read) / 1e6
     dollars = input_dollars + outs * p.output / 1e6
     price = p.cache_write if p.cache == "anthropic" else p.input
-    lost = np.zeros(k_n, dtype=np.int64)
-    lost[1:] = np.maximum(0, prompt[:-1] - read[1:])
-    break_dollars = np.where(broke, lost * (price - p.cache_read) / 1e6, 0.0)
+    break_dollars = np.zeros(k_n)
+    hit_idx = np.flatnonzero(broke)
+    if len(hit_idx):  # what a break cost: the previous prompt that was not read again
+        lost = np.maximum(0, prompt[hit_idx - 1] - read[hit_idx])
+        break_dollars[hit_idx] = lost * (price - p.cache_read) / 1e6
     return {
         "call_index": ends, "prompt_tokens": prompt, "uncached_tokens": uncached, "cache_write_tokens": write,
         "cache_read_tokens": read, "output_tokens": outs, "dollars": dollars, "input_dollars": input_dollars,
@@ -612,7 +737,7 @@ def cost(result: Result, pricing: Pricing | str, *, calibrate: bool = False,
     p = PRICING[pricing] if isinstance(pricing, str) else pricing
     if result.mode != "replay":
         raise ConfigError("cost needs a replay (toolclear.replay): a single pass has no model calls to price")
-    cuts = tuple(sorted(compactions)) if compactions is not None else compactions_of(result.messages)
+    cuts = tuple(sorted(compactions)) if compactions is not None else _log_facts(result._seen or result.messages)[0]
     overhead, scale, used = p.overhead_tokens, p.token_scale, 0
     notes = []
     warm = 0
@@ -623,7 +748,7 @@ def cost(result: Result, pricing: Pricing | str, *, calibrate: bool = False,
                      f"overhead {overhead:,} tokens per call, tokenizer scale {scale:.3f}" if used else
                      "calibration asked for, but the first 10 % of calls recorded no usage: not calibrated")
     facts = _call_facts(result, scale) if _numpy() is not None else None
-    if (facts is not None and bool(_numpy().isnan(facts["times"]).all())) or (facts is None and not any(
+    if (facts is not None and not facts["timed"]) or (facts is None and not any(
             _timestamp(result.messages[s.call_index]) is not None
             for s in result.model_call_steps if s.call_index < len(result.messages))):
         notes.append(f"the log has no call times: calls are taken to follow each other within the cache's "

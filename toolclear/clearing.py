@@ -142,7 +142,7 @@ class SequenceIndex:
     def __init__(self, seq: tuple[Message, ...], counts: tuple[int, ...]) -> None:
         self.seq = seq
         self.counts = counts
-        self.prefix = [0, *accumulate(counts)]
+        self.prefix = (0, *accumulate(counts))
         self._tools: dict[str, tuple[list[int], int]] = {}
         self._outputs: OrderedDict[Any, tuple[Message, ...]] = OrderedDict()
         self._tool_positions: list[int] | None = None

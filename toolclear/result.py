@@ -9,7 +9,7 @@ whether it broke the prompt cache), and the files a backend received.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ._offload import OffloadRecord
     from .clearing import SequenceIndex
 
-__all__ = ["Replay", "ReplayStep", "Result", "Step"]
+__all__ = ["Replay", "ReplayStep", "Result", "Step", "Trace"]
 
 
 class Step(NamedTuple):
@@ -51,6 +51,21 @@ class Step(NamedTuple):
         return self.changed_indices
 
 
+class Trace(NamedTuple):
+    """What a replay knew as it went, kept so a run of 50,000 calls can be priced with
+    array operations instead of a pass over its Step objects: every step's call index,
+    the prefix sums of the token counts (``prefix[i]``: the tokens before message i),
+    and, for each step that changed something (or the tokens saved), that step, its
+    lowest and highest changed message (-1: none) and the tokens saved after it."""
+
+    ends: Sequence[int]
+    prefix: Sequence[int]
+    at: Sequence[int]
+    low: Sequence[int]
+    high: Sequence[int]
+    saved: Sequence[int]
+
+
 @dataclass(frozen=True, eq=False)
 class Result:
     """A policy over a run (``mode`` 'replay') or over one history ('single pass')."""
@@ -79,6 +94,7 @@ class Result:
         default=None, repr=False)
     """The statuses, or how to work them out when first asked (a live call never asks)."""
     _counts_after: tuple[int, ...] | None = field(default=None, repr=False)
+    _trace: Trace | None = field(default=None, repr=False)
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled with its statuses worked out (the lazy form is a closure)."""

@@ -36,6 +36,28 @@ def test_growing_equals_apply_on_every_call(config) -> None:
 def test_live_uses_it_only_per_call_without_a_report() -> None:
     config = tc.LangChainClearToolUsesConfig(trigger=10, keep=1)
     assert Live(config, per_call=True).growing is not None
-    assert Live(config).growing is None
     assert Live(config, per_call=True, on_result=print).growing is None
     assert Live(tc.EinoReductionConfig(skip_truncation=True), per_call=True).growing is None
+    assert Live(tc.ClearToolResultConfig()).growing is not None  # eino's, the edit kept
+    assert Live(config).growing is None
+
+
+@pytest.mark.parametrize("config", [tc.ClearToolResultConfig(300, 600), tc.ClearToolResultConfig(300, 100,
+                                    exclude_tools=("bash",)), tc.ClearToolResultConfig(0, 0)], ids=str)
+def test_kept_edits_grow_as_apply_on_the_kept_history(config) -> None:
+    """eino's clear policy with the edit kept: each call's history is what the last
+    call showed plus new messages, and the advanced engine shows what apply shows."""
+    rng = random.Random(11)
+    for _ in range(15):
+        msgs = list(generate(rng))
+        grow = Growing(config, None, (), persist=True)
+        kept: list[tc.Message] = []
+        calls = sorted({rng.randrange(1, len(msgs) + 1) for _ in range(6)} | {len(msgs)})
+        for k, n in enumerate(calls):
+            history = kept + msgs[len(kept):n]
+            if k == 3 and len(history) > 2:  # the agent rewrote its history: a new start
+                history = history[1:]
+                msgs = msgs[1:]
+            shown = grow(history)
+            assert shown == list(tc.apply(history, config).messages), (n, k)
+            kept = shown

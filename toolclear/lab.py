@@ -114,7 +114,7 @@ def _from_clear(messages: Sequence[Message], config: ClearToolResultConfig, mode
         cleared_at[i] = len(r.messages)  # type: ignore[call-overload]
     return Result(messages=r.messages, steps=(step,), token_counts=r.token_counts, cleared_at=tuple(cleared_at),
                   config=config, offloads=r.offloads, token_counts_original=r.token_counts_original,
-                  mode="single pass", _statuses=r.statuses, _counts_after=r.token_counts_after)
+                  mode="single pass", _statuses=lambda: r.statuses, _counts_after=r.token_counts_after)
 
 
 def apply(

@@ -16,6 +16,7 @@ history.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import count
 from operator import is_
 from typing import Any
 
@@ -45,15 +46,6 @@ class Memo:
         if n and len(messages) >= n and all(map(is_, messages, self.src)):
             return n
         return 0
-
-    def get(self, source: Any, stamp: tuple[Any, ...], make: Callable[[], Any]) -> Any:
-        """The conversion of ``source``, made once while its stamp holds."""
-        hit = self.entries.get(id(source))
-        if hit is not None and hit[0] is source and hit[1] == stamp:
-            return hit[2]
-        value = make()
-        self.entries[id(source)] = (source, stamp, value)
-        return value
 
     def put(self, source: Any, stamp: tuple[Any, ...], value: Any) -> None:
         """Remember what an edited object holds for the policy, including what the
@@ -110,16 +102,67 @@ class _EinoPerCall:
         return delta
 
 
-class Growing:
-    """A request-level policy (LangChain's, Anthropic's, masking; eino's clear policy too)
-    in the per-call mode,
-    where each call's history is the previous one's plus new messages: one engine kept
-    across calls advances over the new messages, O(new + changes) a call, as
-    ``toolclear.replay`` does, instead of a fresh pass over the whole history. The
-    tests check that each call shows what ``toolclear.apply`` shows."""
+class _EinoPersisting:
+    """eino's clear policy as eino runs it, the edit kept in the history: the replay's
+    forward pointers (window start, clearing frontier) advanced call by call over the
+    raw messages (``toolclear.replay`` is proven equal to the policy applied call by
+    call on the kept history)."""
 
-    def __init__(self, config: Any, counter: Any, tools: Sequence[Any]) -> None:
-        self.config, self.counter, self.tools = config, counter, tools
+    def __init__(self, msgs: list[Message], config: Any) -> None:
+        from ..counters import get_counter
+
+        self.msgs, self.config, self.counter = msgs, config, get_counter(config.token_counter)
+        self.counts: list[int] = []
+        self.prefix = [0]
+        self.tool_prefix = [0]  # tokens of countable tool results before each index
+        self.clearable: list[int] = []
+        self.pos = 0  # clearable[:pos] are cleared
+        self.frontier = 0  # the window start never moves left
+        self.cleared = 0  # tool tokens cleared so far
+
+    def advance(self, length: int) -> dict[int, Message | None]:
+        from ..counters import count_tokens
+
+        c, msgs, prefix = self.config, self.msgs, self.prefix
+        have = len(self.counts)
+        if length > have:
+            ph, excluded = c.placeholder, frozenset(c.exclude_tools)
+            new = count_tokens(msgs[have:length], self.counter)
+            self.counts += new
+            for i, n in enumerate(new, have):
+                m = msgs[i]
+                prefix.append(prefix[-1] + n)
+                countable = m.role == "tool" and m.content != ph
+                self.tool_prefix.append(self.tool_prefix[-1] + (n if countable else 0))
+                if countable and m.tool_name not in excluded:
+                    self.clearable.append(i)
+        total = self.tool_prefix[length] - self.cleared
+        if not length or total <= c.tool_result_token_threshold:
+            return {}
+        start, limit = self.frontier, prefix[length] - c.keep_recent_tokens
+        while start + 1 < length and prefix[start + 1] < limit:
+            start += 1
+        end, clearable = self.pos, self.clearable
+        while end < len(clearable) and clearable[end] < start:
+            end += 1
+        newly = clearable[self.pos:end]
+        self.pos, self.frontier = end, start
+        self.cleared += sum(self.counts[i] for i in newly)
+        return {i: msgs[i].replaced(c.placeholder) for i in newly}
+
+
+class Growing:
+    """A policy whose every call sees the previous call's history plus new messages: in
+    the per-call mode (LangChain's, Anthropic's, masking, eino's clear policy) the raw
+    history grows; with the edit kept (eino's clear policy, as eino runs it) what the
+    previous call showed grows. One engine kept across calls advances over the new
+    messages, O(new + changes) a call, as ``toolclear.replay`` does, instead of a
+    fresh pass over the whole history; a history that is not the previous one grown
+    starts a new engine. The tests check that each call shows what
+    ``toolclear.apply`` shows."""
+
+    def __init__(self, config: Any, counter: Any, tools: Sequence[Any], persist: bool = False) -> None:
+        self.config, self.counter, self.tools, self.persist = config, counter, tools, persist
         self.seq: list[Message] = []
         self.shown: list[Message] = []
         self.engine: Any = None
@@ -129,12 +172,16 @@ class Growing:
         from ..counters import get_counter
         from ..lab import _engine
 
-        n = len(self.seq)
-        if self.engine is None or len(before) < n or not all(map(is_, before, self.seq)):
+        # the history this call grows: the raw one (per call) or what the last call showed (kept)
+        grown = self.shown if self.persist else self.seq
+        n = len(grown)
+        if self.engine is None or len(before) < n or not all(map(is_, before, grown)):
             self.seq, self.shown = list(before), list(before)  # a new or rewritten history
             seq: Any = self.seq  # the engine reads this list as it grows
-            self.engine = (_EinoPerCall(seq, self.config) if isinstance(self.config, ClearToolResultConfig) else
-                           _engine(seq, self.config, get_counter(self.counter), None, self.tools, "single pass"))
+            if isinstance(self.config, ClearToolResultConfig):
+                self.engine = (_EinoPersisting if self.persist else _EinoPerCall)(seq, self.config)
+            else:
+                self.engine = _engine(seq, self.config, get_counter(self.counter), None, self.tools, "single pass")
         else:
             self.seq += before[n:]
             self.shown += before[n:]
@@ -148,8 +195,9 @@ class Live:
     """A toolclear policy config run before each live model call. ``on_result`` gets
     each call's ``Result``: what was cleared, the tokens before and after.
     ``per_call``: the agent does not keep the edits (each call's history is the raw
-    one), so a request-level policy can be advanced call by call (``Growing``) unless
-    a report is asked for."""
+    one). Unless a report is asked for, the policy is advanced call by call
+    (``Growing``) where it can be: every policy per call, eino's clear policy when the
+    edits are kept."""
 
     def __init__(self, config: Any, *, counter: Any = None, on_result: Callable[[Result], None] | None = None,
                  backend: Any = None, tools: Sequence[Any] = (), per_call: bool = False) -> None:
@@ -158,9 +206,8 @@ class Live:
         name = policy_name(config)  # a clear error now, not at the first model call
         self.config, self.counter, self.on_result = config, counter, on_result
         self.backend, self.tools = backend, tuple(tools)
-        self.growing = (Growing(config, counter, self.tools)
-                        if per_call and on_result is None and name in ("eino", "anthropic", "langchain", "masking")
-                        else None)
+        advanced = (name in ("eino", "anthropic", "langchain", "masking") if per_call else name == "eino")
+        self.growing = Growing(config, counter, self.tools, not per_call) if advanced and on_result is None else None
 
     def run(self, messages: Sequence[Message]) -> Result:
         result = apply(messages, self.config, self.backend, self.tools, counter=self.counter)
@@ -177,5 +224,5 @@ class Live:
     @staticmethod
     def changes(before: Sequence[Message], shown: Sequence[Message]) -> list[int]:
         """Indices whose message the policy changed on this call."""
-        return [i for i, (a, b) in enumerate(zip(before, shown)) if a is not b and (
-            a.content != b.content or a.tool_calls != b.tool_calls)]
+        other = [i for i, a, b in zip(count(), before, shown) if a is not b]  # few, found in one pass
+        return [i for i in other if before[i].content != shown[i].content or before[i].tool_calls != shown[i].tool_calls]

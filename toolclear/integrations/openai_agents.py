@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from operator import eq
 from typing import Any
 
 from ..errors import TranscriptError
@@ -56,10 +55,12 @@ class _ItemsLive(Live):
     def messages(self, items: Sequence[Any]) -> tuple[Builder, Document]:
         raw = values = [_item(i) for i in items]
         doc = Document("json", raw, b"")
-        keep, old = 0, self.read
+        keep, old, grown = 0, self.read, False
         if old is not None:
             same = len(values)
-            if not (same >= len(self.values) and all(map(eq, values, self.values))):
+            # list equality compares item by item in C, equal objects first by identity
+            grown = same >= len(self.values) and values[:len(self.values)] == self.values
+            if not grown:
                 same = next((j for j, (a, b) in enumerate(zip(values, self.values)) if a != b),
                             min(len(values), len(self.values)))
             # messages wholly made of unchanged items, the last one excepted
@@ -70,10 +71,13 @@ class _ItemsLive(Live):
         if keep and old is not None:
             b.messages, b.slots, b.blanks = old.messages[:keep], old.slots[:keep], old.blanks[:keep]
             b.origins = [""] * keep
-            for m in b.messages:
-                for c in m.tool_calls:
-                    if c.id:
-                        b._calls[c.id] = c.name
+            if grown:  # the same calls, and the ones read again are read again the same
+                b._calls = dict(old._calls)
+            else:
+                for m in b.messages:
+                    for c in m.tool_calls:
+                        if c.id:
+                            b._calls[c.id] = c.name
             starts, first = self.starts[:keep], self.starts[keep]
         for j in range(first, len(raw)):
             item = raw[j]
@@ -120,23 +124,27 @@ def call_model_input_filter(config: Any, *, on_result: Callable[[Result], None] 
         changed = live.changes(before, shown)
         if not changed:
             return model_data
-        binding = Binding(doc, tuple(b.slots), before, tuple(b.blanks) if any(b.blanks) else ())
-        edits = binding.edits(shown, "Agents SDK input", changed)
-        at = {b.slots[i][0][0]: i for i in changed if b.slots[i]}  # item -> the message it holds
-        copies, live.copies = live.copies, {}
         items = model_data.input
         edited: list[Any] = list(items)
-        for path, value in edits.items():
-            j = path[0]
-            item, i = doc.value[j], at.get(j)
-            hit = copies.get(id(item))
-            if i is not None and hit is not None and hit[0] is item and hit[1] is shown[i]:
-                edited[j] = hit[2]  # the copy made for this same edit on the previous call
+        copies, live.copies = live.copies, {}
+        todo: list[int] = []
+        for i in changed:  # the same edit of the same item as on the previous call: its copy
+            slots = b.slots[i]
+            item = doc.value[slots[0][0]] if slots else None
+            hit = copies.get(id(item)) if slots else None
+            if hit is not None and hit[0] is item and hit[1] is shown[i]:
+                edited[slots[0][0]] = hit[2]
                 live.copies[id(item)] = hit
-                continue
-            edited[j] = _set(edited[j] if edited[j] is not items[j] else item, path[1:], value)
-            if i is not None:
-                live.copies[id(item)] = (item, shown[i], edited[j])
+            else:
+                todo.append(i)
+        if todo:
+            binding = Binding(doc, tuple(b.slots), before, tuple(b.blanks) if any(b.blanks) else ())
+            at = {b.slots[i][0][0]: i for i in todo if b.slots[i]}  # item -> the message it holds
+            for path, value in binding.edits(shown, "Agents SDK input", todo).items():
+                j = path[0]
+                edited[j] = _set(edited[j] if edited[j] is not items[j] else doc.value[j], path[1:], value)
+                if j in at:
+                    live.copies[id(doc.value[j])] = (doc.value[j], shown[at[j]], edited[j])
         return ModelInputData(input=edited, instructions=model_data.instructions)
 
     return filter_input

@@ -75,9 +75,8 @@ class _PydanticAILive(Live):
                 hit = entries[key] = (m, stamp, _read(m))
             reads.append(hit[2])
         before = [msg for r in reads for msg, _ in r]
-        result = self.run(before)
+        after = self.shown(before)
         out = list(messages)
-        after = result.messages
         changed = [i for i, a, b in zip(count(), before, after) if a is not b]
         if changed:
             ends = list(accumulate(map(len, reads)))

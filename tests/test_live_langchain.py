@@ -5,6 +5,7 @@ same run, in both modes, and the saved run reads back to the same messages."""
 from __future__ import annotations
 
 import json
+import sys
 import warnings
 from typing import Any
 
@@ -158,3 +159,51 @@ def test_importing_toolclear_imports_no_framework() -> None:
     code = ("import sys, toolclear; print(sorted({m.split('.')[0] for m in sys.modules} & "
             "{'langchain', 'langchain_core', 'langgraph', 'pydantic_ai', 'agents', 'openai', 'dask', 'pandas'}))")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("persist", [True, False], ids=["persist", "per-call"])
+def test_one_adapter_serves_several_threads_each_its_own_conversation(persist) -> None:
+    """A middleware built once and shared by agent threads: calls of different
+    conversations interleave, and each still gets what its own conversation needs."""
+    import threading
+
+    from toolclear.integrations.langchain import LangChainLive
+
+    config = CONFIGS["langchain"]
+
+    def conversation(seed: int) -> list[Any]:
+        msgs: list[Any] = [HumanMessage(f"task {seed}")]
+        for k in range(24):
+            msgs.append(AIMessage("", tool_calls=[{"name": "read_file", "args": {"path": f"{seed}/{k}"},
+                                                   "id": f"c{seed}-{k}"}]))
+            msgs.append(ToolMessage(big_result(f"{seed}/{k}"), tool_call_id=f"c{seed}-{k}", name="read_file"))
+        return msgs
+
+    def run(live: Any, conv: list[Any], out: list[list[str]]) -> None:
+        kept: list[Any] = []
+        for n in range(2, len(conv) + 1, 2):
+            history = kept + conv[len(kept):n] if persist else conv[:n]
+            edited = live.edit(history)
+            sent = edited if edited is not None else history
+            kept = list(sent) if persist else []
+            out.append([m.content for m in sent])
+
+    convs = [conversation(s) for s in range(6)]
+    expected: list[list[list[str]]] = []
+    for conv in convs:  # each conversation alone, on its own adapter
+        expected.append([])
+        run(LangChainLive(config, persist), conv, expected[-1])
+    shared = LangChainLive(config, persist)
+    got: list[list[list[str]]] = [[] for _ in convs]
+    threads = [threading.Thread(target=run, args=(shared, conv, out)) for conv, out in zip(convs, got)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as Python can, to interleave the calls
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert got == expected
+    assert any("[cleared]" in c for out in got for c in out[-1])  # the policy did clear

@@ -15,6 +15,7 @@ history.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from itertools import count
 from operator import is_
@@ -206,6 +207,9 @@ class Live:
         name = policy_name(config)  # a clear error now, not at the first model call
         self.config, self.counter, self.on_result = config, counter, on_result
         self.backend, self.tools = backend, tuple(tools)
+        # one adapter may serve several agent threads: its memo and engine are not shared
+        # mid-call (interleaved conversations are correct, each call starting afresh)
+        self.lock = threading.Lock()
         advanced = (name in ("eino", "anthropic", "langchain", "masking") if per_call else name == "eino")
         self.growing = Growing(config, counter, self.tools, not per_call) if advanced and on_result is None else None
 

@@ -135,6 +135,10 @@ class LangChainLive(Live):
 
     def edit(self, messages: Sequence[BaseMessage]) -> list[BaseMessage] | None:
         """The messages as the policy leaves them, or None when the model would see no change."""
+        with self.lock:
+            return self._edit(messages)
+
+    def _edit(self, messages: Sequence[BaseMessage]) -> list[BaseMessage] | None:
         before = from_langchain(messages, self.memo)
         shown = self.shown(before)
         out = None

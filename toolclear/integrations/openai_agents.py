@@ -93,6 +93,40 @@ class _ItemsLive(Live):
         self.values, self.read, self.starts = values, b, starts
         return b, doc
 
+    def edit(self, items: Sequence[Any]) -> list[Any] | None:
+        """The items as the policy leaves them, or None when the model would see no change."""
+        with self.lock:
+            return self._edit(items)
+
+    def _edit(self, items: Sequence[Any]) -> list[Any] | None:
+        b, doc = self.messages(items)
+        before = tuple(b.messages)
+        shown = self.shown(before)
+        changed = self.changes(before, shown)
+        if not changed:
+            return None
+        edited: list[Any] = list(items)
+        copies, self.copies = self.copies, {}
+        todo: list[int] = []
+        for i in changed:  # the same edit of the same item as on the previous call: its copy
+            slots = b.slots[i]
+            item = doc.value[slots[0][0]] if slots else None
+            hit = copies.get(id(item)) if slots else None
+            if hit is not None and hit[0] is item and hit[1] is shown[i]:
+                edited[slots[0][0]] = hit[2]
+                self.copies[id(item)] = hit
+            else:
+                todo.append(i)
+        if todo:
+            binding = Binding(doc, tuple(b.slots), before, tuple(b.blanks) if any(b.blanks) else ())
+            at = {b.slots[i][0][0]: i for i in todo if b.slots[i]}  # item -> the message it holds
+            for path, value in binding.edits(shown, "Agents SDK input", todo).items():
+                j = path[0]
+                edited[j] = _set(edited[j] if edited[j] is not items[j] else doc.value[j], path[1:], value)
+                if j in at:
+                    self.copies[id(doc.value[j])] = (doc.value[j], shown[at[j]], edited[j])
+        return edited
+
 
 def _set(value: Any, path: Sequence[Any], new: Any) -> Any:
     """A copy of ``value`` with ``path`` set to ``new`` (what is not on the path is shared)."""
@@ -118,33 +152,7 @@ def call_model_input_filter(config: Any, *, on_result: Callable[[Result], None] 
         model_data = data.model_data
         if not model_data.input:
             return model_data
-        b, doc = live.messages(model_data.input)
-        before = tuple(b.messages)
-        shown = live.shown(before)
-        changed = live.changes(before, shown)
-        if not changed:
-            return model_data
-        items = model_data.input
-        edited: list[Any] = list(items)
-        copies, live.copies = live.copies, {}
-        todo: list[int] = []
-        for i in changed:  # the same edit of the same item as on the previous call: its copy
-            slots = b.slots[i]
-            item = doc.value[slots[0][0]] if slots else None
-            hit = copies.get(id(item)) if slots else None
-            if hit is not None and hit[0] is item and hit[1] is shown[i]:
-                edited[slots[0][0]] = hit[2]
-                live.copies[id(item)] = hit
-            else:
-                todo.append(i)
-        if todo:
-            binding = Binding(doc, tuple(b.slots), before, tuple(b.blanks) if any(b.blanks) else ())
-            at = {b.slots[i][0][0]: i for i in todo if b.slots[i]}  # item -> the message it holds
-            for path, value in binding.edits(shown, "Agents SDK input", todo).items():
-                j = path[0]
-                edited[j] = _set(edited[j] if edited[j] is not items[j] else doc.value[j], path[1:], value)
-                if j in at:
-                    live.copies[id(doc.value[j])] = (doc.value[j], shown[at[j]], edited[j])
-        return ModelInputData(input=edited, instructions=model_data.instructions)
+        edited = live.edit(model_data.input)
+        return model_data if edited is None else ModelInputData(input=edited, instructions=model_data.instructions)
 
     return filter_input

@@ -64,6 +64,10 @@ class _PydanticAILive(Live):
         self.memo = Memo()
 
     def __call__(self, messages: list[ModelMessage]) -> list[ModelMessage]:
+        with self.lock:
+            return self._call(messages)
+
+    def _call(self, messages: list[ModelMessage]) -> list[ModelMessage]:
         memo = self.memo
         k = memo.known(messages)
         reads: list[_Read] = memo.conv[:k]

@@ -35,11 +35,11 @@ def test_growing_equals_apply_on_every_call(config) -> None:
 
 def test_live_uses_it_only_per_call_without_a_report() -> None:
     config = tc.LangChainClearToolUsesConfig(trigger=10, keep=1)
-    assert Live(config, per_call=True).growing is not None
-    assert Live(config, per_call=True, on_result=print).growing is None
-    assert Live(tc.EinoReductionConfig(skip_truncation=True), per_call=True).growing is None
-    assert Live(tc.ClearToolResultConfig()).growing is not None  # eino's, the edit kept
-    assert Live(config).growing is None
+    assert Live(config, per_call=True).advanced
+    assert Live(config, per_call=True, on_result=print).advanced is False
+    assert Live(tc.EinoReductionConfig(skip_truncation=True), per_call=True).advanced is False
+    assert Live(tc.ClearToolResultConfig()).advanced  # eino's, the edit kept
+    assert Live(config).advanced is False
 
 
 @pytest.mark.parametrize("config", [tc.ClearToolResultConfig(300, 600), tc.ClearToolResultConfig(300, 100,

@@ -162,11 +162,12 @@ def test_importing_toolclear_imports_no_framework() -> None:
 
 
 @pytest.mark.parametrize("persist", [True, False], ids=["persist", "per-call"])
-def test_one_adapter_serves_several_threads_each_its_own_conversation(persist) -> None:
+def test_one_adapter_serves_several_threads_each_its_own_conversation(persist, monkeypatch) -> None:
     """A middleware built once and shared by agent threads: calls of different
     conversations interleave, and each still gets what its own conversation needs."""
     import threading
 
+    from toolclear.integrations import langchain as langchain_adapter
     from toolclear.integrations.langchain import LangChainLive
 
     config = CONFIGS["langchain"]
@@ -194,6 +195,9 @@ def test_one_adapter_serves_several_threads_each_its_own_conversation(persist) -
         expected.append([])
         run(LangChainLive(config, persist), conv, expected[-1])
     shared = LangChainLive(config, persist)
+    converted: list[int] = []
+    convert = langchain_adapter._convert
+    monkeypatch.setattr(langchain_adapter, "_convert", lambda m, before: converted.append(1) or convert(m, before))
     got: list[list[list[str]]] = [[] for _ in convs]
     threads = [threading.Thread(target=run, args=(shared, conv, out)) for conv, out in zip(convs, got)]
     interval = sys.getswitchinterval()
@@ -207,3 +211,5 @@ def test_one_adapter_serves_several_threads_each_its_own_conversation(persist) -
         sys.setswitchinterval(interval)
     assert got == expected
     assert any("[cleared]" in c for out in got for c in out[-1])  # the policy did clear
+    # each conversation kept its own state: every message was converted once, not on every call
+    assert len(converted) == sum(len(c) // 2 * 2 for c in convs)  # the messages sent

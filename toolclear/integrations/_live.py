@@ -16,6 +16,7 @@ history.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from itertools import count
 from operator import is_
@@ -26,7 +27,7 @@ from ..lab import apply
 from ..model import Message
 from ..result import Result
 
-__all__ = ["Live", "Memo"]
+__all__ = ["Conversation", "Growing", "Live", "Memo"]
 
 
 class Memo:
@@ -192,13 +193,32 @@ class Growing:
         return list(shown)
 
 
+class Conversation:
+    """What an adapter remembers of one conversation between its calls: the converted
+    history (``memo``), the policy's engine when it is advanced call by call
+    (``growing``), and copies of edited framework messages reused while the same edit
+    holds (``copies``)."""
+
+    def __init__(self, growing: Growing | None) -> None:
+        self.memo = Memo()
+        self.growing = growing
+        self.copies: dict[int, tuple[Any, Message, Any]] = {}
+
+
 class Live:
     """A toolclear policy config run before each live model call. ``on_result`` gets
     each call's ``Result``: what was cleared, the tokens before and after.
     ``per_call``: the agent does not keep the edits (each call's history is the raw
     one). Unless a report is asked for, the policy is advanced call by call
     (``Growing``) where it can be: every policy per call, eino's clear policy when the
-    edits are kept."""
+    edits are kept.
+
+    One adapter is often built once and shared by many conversations (an app's agent
+    serving several users, in threads or tasks): what it remembers is kept per
+    conversation, told apart by its first messages, for the 64 most recent ones, and
+    its calls take turns."""
+
+    _KEEP = 64
 
     def __init__(self, config: Any, *, counter: Any = None, on_result: Callable[[Result], None] | None = None,
                  backend: Any = None, tools: Sequence[Any] = (), per_call: bool = False) -> None:
@@ -206,12 +226,34 @@ class Live:
 
         name = policy_name(config)  # a clear error now, not at the first model call
         self.config, self.counter, self.on_result = config, counter, on_result
-        self.backend, self.tools = backend, tuple(tools)
-        # one adapter may serve several agent threads: its memo and engine are not shared
-        # mid-call (interleaved conversations are correct, each call starting afresh)
+        self.backend, self.tools, self.per_call = backend, tuple(tools), per_call
         self.lock = threading.Lock()
-        advanced = (name in ("eino", "anthropic", "langchain", "masking") if per_call else name == "eino")
-        self.growing = Growing(config, counter, self.tools, not per_call) if advanced and on_result is None else None
+        self.advanced = on_result is None and (
+            name in ("eino", "anthropic", "langchain", "masking") if per_call else name == "eino")
+        self._conversations: OrderedDict[Any, tuple[tuple[Any, ...], Conversation]] = OrderedDict()
+
+    def new_conversation(self) -> Conversation:
+        growing = Growing(self.config, self.counter, self.tools, not self.per_call) if self.advanced else None
+        return Conversation(growing)
+
+    def conversation(self, key: Any, anchors: tuple[Any, ...] = ()) -> Conversation:
+        """The state of the conversation known by ``key``: a value, or the ids of its
+        first messages, held as ``anchors`` so the ids are not reused while it lives."""
+        hit = self._conversations.get(key)
+        if hit is not None and len(hit[0]) == len(anchors) and all(map(is_, hit[0], anchors)):
+            self._conversations.move_to_end(key)
+            return hit[1]
+        conv = self.new_conversation()
+        self._conversations[key] = (anchors, conv)
+        while len(self._conversations) > self._KEEP:
+            self._conversations.popitem(last=False)
+        return conv
+
+    def conversation_of(self, messages: Sequence[Any]) -> Conversation:
+        """The state of the conversation these framework messages belong to, told apart
+        by its first two messages (the first alone is often a shared system prompt)."""
+        anchors = tuple(messages[:2])
+        return self.conversation(tuple(map(id, anchors)), anchors)
 
     def run(self, messages: Sequence[Message]) -> Result:
         result = apply(messages, self.config, self.backend, self.tools, counter=self.counter)
@@ -219,10 +261,10 @@ class Live:
             self.on_result(result)
         return result
 
-    def shown(self, messages: Sequence[Message]) -> Sequence[Message]:
+    def shown(self, messages: Sequence[Message], conv: Conversation | None = None) -> Sequence[Message]:
         """What the model is shown instead of ``messages`` (eino's processed flags included)."""
-        if self.growing is not None:
-            return self.growing(messages)
+        if conv is not None and conv.growing is not None:
+            return conv.growing(messages)
         return self.run(messages).messages
 
     @staticmethod

@@ -130,8 +130,7 @@ class LangChainLive(Live):
 
     def __init__(self, config: Any, persist: bool, **kw: Any) -> None:
         super().__init__(config, per_call=not persist, **kw)
-        self.persist, self.memo = persist, Memo()
-        self.copies: dict[int, tuple[Any, Message, BaseMessage]] = {}
+        self.persist = persist
 
     def edit(self, messages: Sequence[BaseMessage]) -> list[BaseMessage] | None:
         """The messages as the policy leaves them, or None when the model would see no change."""
@@ -139,23 +138,25 @@ class LangChainLive(Live):
             return self._edit(messages)
 
     def _edit(self, messages: Sequence[BaseMessage]) -> list[BaseMessage] | None:
-        before = from_langchain(messages, self.memo)
-        shown = self.shown(before)
+        state = self.conversation_of(messages)
+        memo = state.memo
+        before = from_langchain(messages, memo)
+        shown = self.shown(before, state)
         out = None
         src: Sequence[BaseMessage] = messages
         conv: Sequence[Message] = before
         if not all(map(is_, before, shown)):
-            if len(self.copies) > 2 * len(messages) + 64:
-                self.copies.clear()
-            edited = to_langchain(messages, shown, before, None if self.persist else self.copies)
+            if len(state.copies) > 2 * len(messages) + 64:
+                state.copies.clear()
+            edited = to_langchain(messages, shown, before, None if self.persist else state.copies)
             if self.persist:  # the history keeps these, with what the framework cannot show
                 for lc, b, after in zip(edited, before, shown):
                     if after is not b:
-                        self.memo.put(lc, _stamp(lc), after)
+                        memo.put(lc, _stamp(lc), after)
                 src, conv = edited, shown
             if self.changes(before, shown):
                 out = edited
-        self.memo.done(src, conv)
+        memo.done(src, conv)
         return out
 
 

@@ -18,9 +18,9 @@ from ..errors import TranscriptError
 from ..formats._base import Binding, Builder
 from ..formats._doc import Document, parse
 from ..formats.responses import OpenAIResponsesFormat, read_item
-from ..model import Message, Transcript
+from ..model import Transcript
 from ..result import Result
-from ._live import Live
+from ._live import Conversation, Live
 
 __all__ = ["call_model_input_filter", "from_items"]
 
@@ -35,8 +35,18 @@ def from_items(items: Sequence[Any]) -> Transcript:
     return OpenAIResponsesFormat().read(parse(data), "Agents SDK input")[0]
 
 
+class _Items(Conversation):
+    """One conversation's items at the previous call (by value) and what they read as."""
+
+    def __init__(self, growing: Any) -> None:
+        super().__init__(growing)
+        self.values: list[Any] = []
+        self.read: Builder | None = None
+        self.starts: list[int] = []  # the item each message of ``read`` begins at
+
+
 class _ItemsLive(Live):
-    """The filter's state: the previous call's items (by value) and what they read as.
+    """The filter: the policy on the items of each call, read as a saved session is.
 
     The SDK rebuilds most items on every call (its own models dumped to new dicts), so
     objects cannot be matched by identity; their values can, cheaply, because the
@@ -45,26 +55,22 @@ class _ItemsLive(Live):
     except the last message they made (a later call item may still join it), so a
     call reads only its new items, as ``toolclear.load`` reads a saved session."""
 
-    def __init__(self, config: Any, **kw: Any) -> None:
-        super().__init__(config, **kw)
-        self.values: list[Any] = []
-        self.read: Builder | None = None
-        self.starts: list[int] = []  # the item each message of ``read`` begins at
-        self.copies: dict[int, tuple[Any, Message, Any]] = {}  # item id -> (item, edit, edited item)
+    def new_conversation(self) -> Conversation:
+        return _Items(super().new_conversation().growing)
 
-    def messages(self, items: Sequence[Any]) -> tuple[Builder, Document]:
-        raw = values = [_item(i) for i in items]
+    def messages(self, state: _Items, raw: list[Any]) -> tuple[Builder, Document]:
+        values = raw
         doc = Document("json", raw, b"")
-        keep, old, grown = 0, self.read, False
+        keep, old, grown = 0, state.read, False
         if old is not None:
             same = len(values)
             # list equality compares item by item in C, equal objects first by identity
-            grown = same >= len(self.values) and values[:len(self.values)] == self.values
+            grown = same >= len(state.values) and values[:len(state.values)] == state.values
             if not grown:
-                same = next((j for j, (a, b) in enumerate(zip(values, self.values)) if a != b),
-                            min(len(values), len(self.values)))
+                same = next((j for j, (a, b) in enumerate(zip(values, state.values)) if a != b),
+                            min(len(values), len(state.values)))
             # messages wholly made of unchanged items, the last one excepted
-            keep = max(0, bisect_right(self.starts, same) - 1)
+            keep = max(0, bisect_right(state.starts, same) - 1)
         b = Builder(doc)
         starts: list[int] = []
         first = 0
@@ -78,7 +84,7 @@ class _ItemsLive(Live):
                     for c in m.tool_calls:
                         if c.id:
                             b._calls[c.id] = c.name
-            starts, first = self.starts[:keep], self.starts[keep]
+            starts, first = state.starts[:keep], state.starts[keep]
         for j in range(first, len(raw)):
             item = raw[j]
             if not isinstance(item, dict):
@@ -90,7 +96,7 @@ class _ItemsLive(Live):
             for i in range(keep, min(len(b.messages), len(old.messages))):
                 if b.messages[i] == old.messages[i] and b.slots[i] == old.slots[i]:
                     b.messages[i] = old.messages[i]
-        self.values, self.read, self.starts = values, b, starts
+        state.values, state.read, state.starts = values, b, starts
         return b, doc
 
     def edit(self, items: Sequence[Any]) -> list[Any] | None:
@@ -99,14 +105,18 @@ class _ItemsLive(Live):
             return self._edit(items)
 
     def _edit(self, items: Sequence[Any]) -> list[Any] | None:
-        b, doc = self.messages(items)
+        raw = [_item(i) for i in items]
+        # conversations told apart by their first items' values (the SDK rebuilds items)
+        state = self.conversation(json.dumps(raw[:2], sort_keys=True, default=str))
+        assert isinstance(state, _Items)
+        b, doc = self.messages(state, raw)
         before = tuple(b.messages)
-        shown = self.shown(before)
+        shown = self.shown(before, state)
         changed = self.changes(before, shown)
         if not changed:
             return None
         edited: list[Any] = list(items)
-        copies, self.copies = self.copies, {}
+        copies, state.copies = state.copies, {}
         todo: list[int] = []
         for i in changed:  # the same edit of the same item as on the previous call: its copy
             slots = b.slots[i]
@@ -114,7 +124,7 @@ class _ItemsLive(Live):
             hit = copies.get(id(item)) if slots else None
             if hit is not None and hit[0] is item and hit[1] is shown[i]:
                 edited[slots[0][0]] = hit[2]
-                self.copies[id(item)] = hit
+                state.copies[id(item)] = hit
             else:
                 todo.append(i)
         if todo:
@@ -124,7 +134,7 @@ class _ItemsLive(Live):
                 j = path[0]
                 edited[j] = _set(edited[j] if edited[j] is not items[j] else doc.value[j], path[1:], value)
                 if j in at:
-                    self.copies[id(doc.value[j])] = (doc.value[j], shown[at[j]], edited[j])
+                    state.copies[id(doc.value[j])] = (doc.value[j], shown[at[j]], edited[j])
         return edited
 
 

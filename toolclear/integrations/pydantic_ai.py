@@ -21,7 +21,7 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRe
 from ..formats.pydantic_ai import read_model_message
 from ..model import Message
 from ..result import Result
-from ._live import Live, Memo
+from ._live import Live
 
 __all__ = ["capability", "from_pydantic_ai", "history_processor"]
 
@@ -59,16 +59,13 @@ def _edited(m: ModelMessage, read: _Read, after: Sequence[Message]) -> ModelMess
 
 
 class _PydanticAILive(Live):
-    def __init__(self, config: Any, **kw: Any) -> None:
-        super().__init__(config, **kw)
-        self.memo = Memo()
-
     def __call__(self, messages: list[ModelMessage]) -> list[ModelMessage]:
         with self.lock:
             return self._call(messages)
 
     def _call(self, messages: list[ModelMessage]) -> list[ModelMessage]:
-        memo = self.memo
+        state = self.conversation_of(messages)
+        memo = state.memo
         k = memo.known(messages)
         reads: list[_Read] = memo.conv[:k]
         entries = memo.entries
@@ -79,7 +76,7 @@ class _PydanticAILive(Live):
                 hit = entries[key] = (m, stamp, _read(m))
             reads.append(hit[2])
         before = [msg for r in reads for msg, _ in r]
-        after = self.shown(before)
+        after = self.shown(before, state)
         out = list(messages)
         changed = [i for i, a, b in zip(count(), before, after) if a is not b]
         if changed:

@@ -18,7 +18,7 @@ from .counters import TokenCounter, count_tokens
 from .model import Message, MessageStatus, ToolCall
 from .result import Result, Step, Trace
 
-__all__ = ["Engine", "assemble", "pairing", "with_inputs_cleared"]
+__all__ = ["Engine", "Pairing", "assemble", "with_inputs_cleared"]
 
 
 class Engine(Protocol):
@@ -31,19 +31,11 @@ class Engine(Protocol):
         ...
 
 
-def pairing(messages: Sequence[Message]) -> list[tuple[int, ToolCall] | None]:
-    """For each tool result, the assistant message and the call it answers (the latest
-    earlier call with its id); None for other messages and for orphans."""
-    p = Pairing(messages)
-    if messages:
-        p[len(messages) - 1]
-    return p.pairs
-
-
 class Pairing:
-    """``pairing`` worked out only as far as asked, so a policy that needs the call of
-    few results pays for few; it reads ``messages`` as it is when asked (a live agent's
-    list grows)."""
+    """For each tool result, the assistant message and the call it answers (the latest
+    earlier call with its id; None for other messages and orphans), worked out only as
+    far as asked, so a policy that needs the call of few results pays for few. It reads
+    ``messages`` as it is when asked (a live agent's list grows)."""
 
     def __init__(self, messages: Sequence[Message]) -> None:
         self.messages = messages

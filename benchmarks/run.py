@@ -144,7 +144,7 @@ def costing(msgs: tuple[Message, ...]) -> list[Row]:
             rows.append((f"cost of a {len(rp.model_call_steps):,}-call replay: {name}, {preset}", ms(t_cost),
                          f"{100 * t_cost / t_replay:.0f} % of that replay (<= 10 %)"))
     assert first is not None
-    billing._LOG_FACTS.clear()
+    billing._log_facts_kept.clear()
     t_first, _ = timed(lambda: tc.cost(first[1], "claude-sonnet-4-5"))
     rows.append(("  eino clear, the first pricing of a transcript (reads compactions, usage)", ms(t_first),
                  f"{100 * t_first / first[0]:.0f} % of that replay, once"))

@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import json
 import math
-import threading
 from array import array
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -38,6 +36,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ._gc import paused_gc
+from ._kept import KeptFor
 from .errors import ConfigError
 from .model import Message
 from .result import Result
@@ -397,49 +396,25 @@ def _numpy() -> Any:
     return numpy
 
 
-_LOG_FACTS: OrderedDict[int, tuple[Any, tuple[int, ...], tuple[int, ...]]] = OrderedDict()
-_log_lock = threading.Lock()
+_log_facts_kept: KeptFor[tuple[tuple[int, ...], tuple[int, ...]]] = KeptFor(4)
+_arrays_kept: KeptFor[Any] = KeptFor(8)
 
 
 def _log_facts(messages: Sequence[Message]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Where the log compacted its context, and which messages recorded usage: read
     once per transcript (as its token counts are), since a sweep or the app prices many
     replays of the same run."""
-    key = id(messages)
-    with _log_lock:
-        hit = _LOG_FACTS.get(key)
-        if hit is not None and hit[0] is messages:
-            _LOG_FACTS.move_to_end(key)
-            return hit[1], hit[2]
-    usage = list(map(attrgetter("usage"), messages))
-    recorded = tuple(i for i, u in enumerate(usage) if u is not None) if usage.count(None) < len(usage) else ()
-    facts = compactions_of(messages), recorded
-    if isinstance(messages, tuple):  # a list could change under the cache
-        with _log_lock:
-            _LOG_FACTS[key] = (messages, *facts)
-            while len(_LOG_FACTS) > 4:
-                _LOG_FACTS.popitem(last=False)
-    return facts
-
-
-_ARRAYS: OrderedDict[int, tuple[Any, Any]] = OrderedDict()
+    def read() -> tuple[tuple[int, ...], tuple[int, ...]]:
+        usage = list(map(attrgetter("usage"), messages))
+        recorded = tuple(i for i, u in enumerate(usage) if u is not None) if usage.count(None) < len(usage) else ()
+        return compactions_of(messages), recorded
+    return _log_facts_kept.get(messages, read)
 
 
 def _int_array(np: Any, values: Sequence[int]) -> Any:
     """``values`` as an int64 array, kept for the same (immutable) sequence: the prefix
     sums of a transcript are shared by every replay of it."""
-    key = id(values)
-    with _log_lock:
-        hit = _ARRAYS.get(key)
-        if hit is not None and hit[0] is values:
-            return hit[1]
-    arr = np.fromiter(values, dtype=np.int64, count=len(values))
-    if isinstance(values, tuple):
-        with _log_lock:
-            _ARRAYS[key] = (values, arr)
-            while len(_ARRAYS) > 8:
-                _ARRAYS.popitem(last=False)
-    return arr
+    return _arrays_kept.get(values, lambda: np.fromiter(values, dtype=np.int64, count=len(values)))
 
 
 def _ints(np: Any, values: Sequence[int]) -> Any:

@@ -18,7 +18,6 @@ does (0 or "" mean the default).
 
 from __future__ import annotations
 
-import threading
 from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -28,6 +27,7 @@ from itertools import accumulate
 from typing import Any
 
 from ._gc import paused_gc
+from ._kept import KeptFor
 from ._offload import OffloadRecord, StorageBackend, ToolResultOffloadingConfig, offload_messages
 from .counters import DEFAULT_COUNTER, TokenCounter, count_tokens, counter_name, get_counter, is_builtin
 from .errors import ConfigError
@@ -189,25 +189,13 @@ class SequenceIndex:
         return hit
 
 
-_INDEX_SIZE = 4
-_indexes: OrderedDict[tuple[int, Any], SequenceIndex] = OrderedDict()
-_index_lock = threading.Lock()
+_indexes: KeptFor[SequenceIndex] = KeptFor(4)
 
 
 def sequence_index(messages: tuple[Message, ...], counter: TokenCounter) -> SequenceIndex:
     """The (cached) index of this very sequence for this counter."""
-    key = (id(messages), getattr(counter, "name", counter))
-    with _index_lock:
-        hit = _indexes.get(key)
-        if hit is not None and hit.seq is messages:
-            _indexes.move_to_end(key)
-            return hit
-    made = SequenceIndex(messages, count_tokens(messages, counter))
-    with _index_lock:
-        _indexes[key] = made
-        while len(_indexes) > _INDEX_SIZE:
-            _indexes.popitem(last=False)
-    return made
+    return _indexes.get(messages, lambda: SequenceIndex(messages, count_tokens(messages, counter)),
+                        getattr(counter, "name", counter))
 
 
 def cleared_counter(counter: TokenCounter, placeholder: str) -> Callable[[Sequence[Message], Sequence[int]], list[int]]:

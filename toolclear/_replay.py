@@ -85,6 +85,8 @@ def replay(
     after_count = cleared_counter(counter, ph)
     calls = model_calls(msgs)
     at = array("q")  # the steps that cleared something, for the Trace
+    at_low = array("q")
+    at_high = array("q")
     at_saved = array("q")
 
     with paused_gc():  # tens of thousands of small step tuples, no cycles
@@ -110,6 +112,8 @@ def replay(
                     for i, c in zip(newly, after_count(msgs, newly)):
                         saved += counts[i] - c
                     at.append(len(steps))
+                    at_low.append(newly[0])
+                    at_high.append(newly[-1])
                     at_saved.append(saved)
                 frontier = start
                 steps.append(ReplayStep(call, newly, prefix[call] - saved, prefix[call],
@@ -119,9 +123,7 @@ def replay(
             prev_call = call
 
     final = ix.output(tuple(newly_all), ph)
-    changed = [steps[k].changed_indices for k in at]
-    trace = Trace(array("q", calls), prefix, at, array("q", [c[0] for c in changed]),
-                  array("q", [c[-1] for c in changed]), at_saved)
+    trace = Trace(array("q", calls), prefix, at, at_low, at_high, at_saved)
     return Replay(
         messages=final,
         steps=tuple(steps),

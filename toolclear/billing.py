@@ -556,7 +556,7 @@ def _breaks(np: Any, f: Mapping[str, Any], with_policy: bool) -> tuple[Any, Any]
 
 
 def _anthropic_hits(np: Any, p: Pricing, prompt: Any, broke: Any, first: Any, ends: Any, times: Any,
-                    expired: Any, alive: Any, overhead: int, base: int, timed: bool = True) -> Any:
+                    expired: Any, alive: Any, overhead: int, base: int, timed: bool) -> Any:
     """The tokens each call reads from Anthropic's cache (before the minimum-length check
     of its own prompt)."""
     k_n = len(prompt)
@@ -607,7 +607,7 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
     ends, times, outs = f["ends"], f["times"], f["outs"]
     ctx = f["ctx_w"] if with_policy else f["ctx_u"]
     prompt = overhead + (ctx if scale == 1.0 else np.rint(ctx * scale).astype(np.int64))
-    if f.get("timed", True):
+    if f["timed"]:
         dt = np.empty(k_n)
         dt[0] = np.nan
         dt[1:] = times[1:] - times[:-1]
@@ -627,8 +627,7 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
     if p.cache == "none":
         uncached = prompt.copy()
     elif p.cache == "anthropic":
-        hit = _anthropic_hits(np, p, prompt, broke, first, ends, times, expired, alive, overhead, base,
-                              f.get("timed", True))
+        hit = _anthropic_hits(np, p, prompt, broke, first, ends, times, expired, alive, overhead, base, f["timed"])
         small = prompt < p.min_cacheable
         read = np.where(small, 0, np.minimum(hit, prompt))
         write = np.where(small, 0, prompt - read)

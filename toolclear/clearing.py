@@ -167,12 +167,7 @@ class SequenceIndex:
         return hit
 
     def window_start(self, end: int, keep: int, lo: int = 0) -> int:
-        """The reference's walk back from ``end``: the first message (from the end) that
-        overflows ``keep`` starts the window; 0 when everything fits. Searched in
-        [lo, end), which is exact whenever the answer is known to be >= lo."""
-        prefix = self.prefix
-        start = bisect_left(prefix, prefix[end] - keep, lo, end) - 1
-        return start if start >= lo else lo
+        return window_start(self.prefix, end, keep, lo)
 
     def output(self, cleared: tuple[int, ...], placeholder: str) -> tuple[Message, ...]:
         key = (placeholder, cleared)
@@ -187,6 +182,15 @@ class SequenceIndex:
             while len(self._outputs) > 4:
                 self._outputs.popitem(last=False)
         return hit
+
+
+def window_start(prefix: Sequence[int], end: int, keep: int, lo: int = 0) -> int:
+    """The reference's walk back from ``end`` over the prefix sums of the counts: the
+    first message (from the end) that overflows ``keep`` starts the window; 0 when
+    everything fits. Searched in [lo, end), which is exact whenever the answer is known
+    to be >= lo."""
+    start = bisect_left(prefix, prefix[end] - keep, lo, end) - 1
+    return start if start >= lo else lo
 
 
 _indexes: KeptFor[SequenceIndex] = KeptFor(4)

@@ -16,14 +16,17 @@ history.
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from itertools import count
 from operator import is_
 from typing import Any
 
-from ..clearing import ClearToolResultConfig
-from ..lab import apply
+from .._engine import _visible
+from ..clearing import ClearToolResultConfig, window_start
+from ..counters import count_tokens, get_counter
+from ..lab import _engine, apply, policy_name
 from ..model import Message
 from ..result import Result
 
@@ -70,8 +73,6 @@ class _EinoPerCall:
     set only grows, each result is cleared once."""
 
     def __init__(self, msgs: list[Message], config: Any) -> None:
-        from ..counters import get_counter
-
         self.msgs, self.config, self.counter = msgs, config, get_counter(config.token_counter)
         self.prefix = [0]
         self.tools: list[int] = []  # tool results not holding the placeholder
@@ -79,10 +80,6 @@ class _EinoPerCall:
         self.done = 0  # self.tools[:done] are cleared (or excluded)
 
     def advance(self, length: int) -> dict[int, Message | None]:
-        from bisect import bisect_left
-
-        from ..counters import count_tokens
-
         c, msgs, prefix = self.config, self.msgs, self.prefix
         have = len(prefix) - 1
         if length > have:
@@ -95,7 +92,7 @@ class _EinoPerCall:
                     self.total += n
         if not length or self.total <= c.tool_result_token_threshold:
             return {}
-        start = max(0, bisect_left(prefix, prefix[length] - c.keep_recent_tokens, 0, length) - 1)
+        start = window_start(prefix, length, c.keep_recent_tokens)
         upto = bisect_left(self.tools, start)
         excluded = frozenset(c.exclude_tools)
         delta: dict[int, Message | None] = {
@@ -111,8 +108,6 @@ class _EinoPersisting:
     call on the kept history)."""
 
     def __init__(self, msgs: list[Message], config: Any) -> None:
-        from ..counters import get_counter
-
         self.msgs, self.config, self.counter = msgs, config, get_counter(config.token_counter)
         self.counts: list[int] = []
         self.prefix = [0]
@@ -123,8 +118,6 @@ class _EinoPersisting:
         self.cleared = 0  # tool tokens cleared so far
 
     def advance(self, length: int) -> dict[int, Message | None]:
-        from ..counters import count_tokens
-
         c, msgs, prefix = self.config, self.msgs, self.prefix
         have = len(self.counts)
         if length > have:
@@ -170,10 +163,6 @@ class Growing:
         self.engine: Any = None
 
     def __call__(self, before: Sequence[Message]) -> list[Message]:
-        from .._engine import _visible
-        from ..counters import get_counter
-        from ..lab import _engine
-
         # the history this call grows: the raw one (per call) or what the last call showed (kept)
         grown = self.shown if self.persist else self.seq
         n = len(grown)
@@ -222,8 +211,6 @@ class Live:
 
     def __init__(self, config: Any, *, counter: Any = None, on_result: Callable[[Result], None] | None = None,
                  backend: Any = None, tools: Sequence[Any] = (), per_call: bool = False) -> None:
-        from ..lab import policy_name
-
         name = policy_name(config)  # a clear error now, not at the first model call
         self.config, self.counter, self.on_result = config, counter, on_result
         self.backend, self.tools, self.per_call = backend, tuple(tools), per_call

@@ -61,3 +61,24 @@ def test_kept_edits_grow_as_apply_on_the_kept_history(config) -> None:
             shown = grow(history)
             assert shown == list(tc.apply(history, config).messages), (n, k)
             kept = shown
+
+
+@pytest.mark.parametrize("persist", [False, True], ids=["per-call", "kept"])
+def test_eino_trigger_counts_cleared_results_only_per_call(persist) -> None:
+    """Per call the raw history still holds every result, so eino's trigger counts them
+    all; with the edit kept, the ones already cleared no longer count. Four results of
+    200 tokens against a 500-token threshold: by the fourth only the per-call run clears
+    the third."""
+    config = tc.ClearToolResultConfig(500, 100)
+    msgs: list[tc.Message] = [tc.Message("user", "go")]
+    grow = Growing(config, None, (), persist=persist)
+    kept: list[tc.Message] = []
+    for k in range(4):
+        msgs += [tc.Message("assistant", "", tool_calls=(tc.ToolCall(f"c{k}", "read", "{}"),)),
+                 tc.Message("tool", "x" * 800, tool_call_id=f"c{k}", tool_name="read")]
+        history = kept + msgs[len(kept):] if persist else list(msgs)
+        shown = grow(history)
+        assert shown == list(tc.apply(history, config).messages)
+        kept = shown
+    cleared = [i for i, m in enumerate(shown) if m.content == config.placeholder]
+    assert cleared == ([2, 4] if persist else [2, 4, 6])

@@ -67,83 +67,48 @@ class Memo:
             self.entries = {k: v for k, v in self.entries.items() if k in live}
 
 
-class _EinoPerCall:
-    """eino's clear policy on the raw history of each call (the per-call mode): the tool
-    total and the window start only move forward as the history grows, so the cleared
-    set only grows, each result is cleared once."""
+class _EinoClear:
+    """eino's clear policy advanced call by call over a growing raw history. The window
+    start (over the raw counts: inside the window nothing was cleared) and the clearing
+    frontier only move forward, so each result is cleared once. With the edit kept
+    (``persist``) the trigger counts the results not cleared yet, as ``toolclear.replay``
+    does (proven equal to the policy applied call by call on the kept history); per
+    call it counts them all, each call seeing the raw history."""
 
-    def __init__(self, msgs: list[Message], config: Any) -> None:
-        self.msgs, self.config, self.counter = msgs, config, get_counter(config.token_counter)
-        self.prefix = [0]
-        self.tools: list[int] = []  # tool results not holding the placeholder
-        self.total = 0
-        self.done = 0  # self.tools[:done] are cleared (or excluded)
-
-    def advance(self, length: int) -> dict[int, Message | None]:
-        c, msgs, prefix = self.config, self.msgs, self.prefix
-        have = len(prefix) - 1
-        if length > have:
-            ph = c.placeholder
-            for i, n in enumerate(count_tokens(msgs[have:length], self.counter), have):
-                prefix.append(prefix[-1] + n)
-                m = msgs[i]
-                if m.role == "tool" and m.content != ph:
-                    self.tools.append(i)
-                    self.total += n
-        if not length or self.total <= c.tool_result_token_threshold:
-            return {}
-        start = window_start(prefix, length, c.keep_recent_tokens)
-        upto = bisect_left(self.tools, start)
-        excluded = frozenset(c.exclude_tools)
-        delta: dict[int, Message | None] = {
-            t: msgs[t].replaced(c.placeholder) for t in self.tools[self.done:upto] if msgs[t].tool_name not in excluded}
-        self.done = max(self.done, upto)
-        return delta
-
-
-class _EinoPersisting:
-    """eino's clear policy as eino runs it, the edit kept in the history: the replay's
-    forward pointers (window start, clearing frontier) advanced call by call over the
-    raw messages (``toolclear.replay`` is proven equal to the policy applied call by
-    call on the kept history)."""
-
-    def __init__(self, msgs: list[Message], config: Any) -> None:
-        self.msgs, self.config, self.counter = msgs, config, get_counter(config.token_counter)
+    def __init__(self, msgs: list[Message], config: Any, persist: bool) -> None:
+        self.msgs, self.config, self.persist = msgs, config, persist
+        self.counter = get_counter(config.token_counter)
         self.counts: list[int] = []
         self.prefix = [0]
-        self.tool_prefix = [0]  # tokens of countable tool results before each index
-        self.clearable: list[int] = []
-        self.pos = 0  # clearable[:pos] are cleared
+        self.tools: list[int] = []  # tool results not holding the placeholder
+        self.tool_prefix = [0]  # their tokens before each index
+        self.pos = 0  # self.tools[:pos] are cleared (or excluded)
         self.frontier = 0  # the window start never moves left
         self.cleared = 0  # tool tokens cleared so far
 
     def advance(self, length: int) -> dict[int, Message | None]:
-        c, msgs, prefix = self.config, self.msgs, self.prefix
+        c, msgs, prefix, tools = self.config, self.msgs, self.prefix, self.tools
         have = len(self.counts)
         if length > have:
-            ph, excluded = c.placeholder, frozenset(c.exclude_tools)
             new = count_tokens(msgs[have:length], self.counter)
             self.counts += new
             for i, n in enumerate(new, have):
                 m = msgs[i]
                 prefix.append(prefix[-1] + n)
-                countable = m.role == "tool" and m.content != ph
+                countable = m.role == "tool" and m.content != c.placeholder
                 self.tool_prefix.append(self.tool_prefix[-1] + (n if countable else 0))
-                if countable and m.tool_name not in excluded:
-                    self.clearable.append(i)
-        total = self.tool_prefix[length] - self.cleared
+                if countable:
+                    tools.append(i)
+        total = self.tool_prefix[length] - (self.cleared if self.persist else 0)
         if not length or total <= c.tool_result_token_threshold:
             return {}
-        start, limit = self.frontier, prefix[length] - c.keep_recent_tokens
-        while start + 1 < length and prefix[start + 1] < limit:
-            start += 1
-        end, clearable = self.pos, self.clearable
-        while end < len(clearable) and clearable[end] < start:
-            end += 1
-        newly = clearable[self.pos:end]
+        start = window_start(prefix, length, c.keep_recent_tokens, self.frontier)
+        end = bisect_left(tools, start, self.pos)
+        excluded = frozenset(c.exclude_tools)
+        newly = [t for t in tools[self.pos:end] if msgs[t].tool_name not in excluded]
         self.pos, self.frontier = end, start
-        self.cleared += sum(self.counts[i] for i in newly)
-        return {i: msgs[i].replaced(c.placeholder) for i in newly}
+        self.cleared += sum(self.counts[t] for t in newly)
+        return {t: msgs[t].replaced(c.placeholder) for t in newly}
 
 
 class Growing:
@@ -170,7 +135,7 @@ class Growing:
             self.seq, self.shown = list(before), list(before)  # a new or rewritten history
             seq: Any = self.seq  # the engine reads this list as it grows
             if isinstance(self.config, ClearToolResultConfig):
-                self.engine = (_EinoPersisting if self.persist else _EinoPerCall)(seq, self.config)
+                self.engine = _EinoClear(seq, self.config, self.persist)
             else:
                 self.engine = _engine(seq, self.config, get_counter(self.counter), None, self.tools, "single pass")
         else:

@@ -12,7 +12,7 @@ from ._offload import (
     offload,
 )
 from .anthropic_edit import AnthropicClearToolUsesConfig
-from .billing import PRICING, CallCost, Cost, Pricing, cost, recorded_cost
+from .billing import PRICING, CallCost, Cost, Pricing, cost, pricing_for, recorded_cost
 from .clearing import (
     DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_PLACEHOLDER,
@@ -68,6 +68,7 @@ __all__ = [
     "OffloadRecord",
     "Offloaded",
     "PRICING",
+    "pricing_for",
     "Pricing",
     "Recommendation",
     "Reduction",

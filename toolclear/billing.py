@@ -44,7 +44,7 @@ from .result import Result
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["PRICING", "CallCost", "Cost", "Pricing", "cost", "recorded_cost"]
+__all__ = ["PRICING", "CallCost", "Cost", "Pricing", "cost", "pricing_for", "recorded_cost"]
 
 CacheKind = Literal["anthropic", "openai", "gemini", "none"]
 COMPACTION_TEXT = "This session is being continued from a previous conversation"
@@ -116,11 +116,38 @@ class _Presets(Mapping[str, Pricing]):
     def __iter__(self) -> Any:
         return iter(_presets())
 
+    def __contains__(self, key: object) -> bool:
+        return key in _presets()
+
     def __len__(self) -> int:
         return len(_presets())
 
 
 PRICING: Mapping[str, Pricing] = _Presets()
+
+
+def _model_key(model: str) -> str:
+    """A model name as presets are keyed: lower case, no provider prefix (``anthropic/``,
+    ``models/``), dots as dashes (``claude-sonnet-4.5``), no date or version suffix."""
+    import re
+
+    name = model.strip().lower().rsplit("/", 1)[-1].split("@", 1)[0].replace(".", "-").replace("_", "-")
+    name = re.sub(r"-(\d{8}|\d{4}-\d{2}-\d{2}|latest|preview[\w-]*|v\d+(:\d+)?)$", "", name)
+    return name
+
+
+def pricing_for(model: str) -> Pricing:
+    """The preset of the model a log names (``claude-sonnet-4-5-20250929``,
+    ``anthropic/claude-opus-4-1``, ``gemini-2.5-pro-preview-06-05``): the preset whose
+    name is, once its provider prefix and date suffix are taken off. A model no preset
+    covers is refused in one line, never guessed from a similar name."""
+    key = _model_key(model)
+    if not key:
+        raise ConfigError("pricing_for: the log names no model; pick a pricing preset")
+    for name, p in _presets().items():
+        if key in (_model_key(name), _model_key(p.model)):
+            return p
+    raise ConfigError(f"pricing_for: no pricing preset for model {model!r}; presets: {', '.join(_presets())}")
 
 
 class CallCost(NamedTuple):

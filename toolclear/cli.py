@@ -35,12 +35,21 @@ from .counters import count_tokens, get_counter, list_counters
 from .errors import ToolclearError
 from .formats import dump_all, list_formats, load_all
 from .formats._source import read_source
-from .inspector.exports import json_bytes
 from .lab import apply, compare, parse_policy, policy_name, replay
 from .model import Transcript
 from .reduction import EinoReductionConfig
-from .report import cost_dict, display_text, recorded_usage, report_dict, summary_dict, tool_summary, usd
+from .report import (
+    cost_dict,
+    display_text,
+    json_bytes,
+    recorded_usage,
+    report_dict,
+    summary_dict,
+    tool_summary,
+    usd,
+)
 from .result import Result
+from .windows import run_model
 
 __all__ = ["main"]
 
@@ -129,9 +138,10 @@ def _dollars(text: str) -> float:
     return value
 
 
-def _pricing_options(parser: argparse.ArgumentParser) -> None:
-    g = parser.add_argument_group("money (with --replay; presets: 'toolclear prices')")
-    g.add_argument("--pricing", metavar="NAME", help="price each model call with this preset's prices and cache")
+def _pricing_options(parser: argparse.ArgumentParser, title: str) -> None:
+    g = parser.add_argument_group(f"money ({title}; presets: 'toolclear prices')")
+    g.add_argument("--pricing", metavar="NAME", help="price each model call with this preset's prices and cache, "
+                   "or 'auto': the preset of the model the log names")
     g.add_argument("--price-input", type=_dollars, metavar="USD", help="input, dollars per million tokens")
     g.add_argument("--price-output", type=_dollars, metavar="USD", help="output, dollars per million tokens")
     g.add_argument("--price-cache-write", type=_dollars, metavar="USD", help="cache write, dollars per million")
@@ -140,8 +150,9 @@ def _pricing_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--ttl", type=_non_negative, metavar="SECONDS", help="cache lifetime (Anthropic: 300 or 3600)")
     g.add_argument("--overhead", type=_non_negative, metavar="TOKENS",
                    help="tokens every call sends that the transcript does not hold (system prompt, tools)")
-    g.add_argument("--calibrate", action="store_true",
-                   help="fit the overhead and a tokenizer scale on the first 10 %% of calls' recorded usage")
+    g.add_argument("--calibrate", action=argparse.BooleanOptionalAction, default=True,
+                   help="fit the overhead and a tokenizer scale on the first 10 %% of calls' recorded usage, where "
+                        "the log recorded usage (default: on; --no-calibrate for the presets' figures alone)")
 
 
 def _pricing(args: argparse.Namespace) -> Pricing | None:
@@ -153,6 +164,10 @@ def _pricing(args: argparse.Namespace) -> Pricing | None:
         return None
     if args.pricing is None and ("input" not in given or "output" not in given):
         raise UsageError("without --pricing NAME, give at least --price-input and --price-output")
+    if args.pricing == "auto":
+        if given:
+            raise UsageError("--pricing auto takes each log's own model's prices: give a preset's NAME to edit them")
+        return None
     base = PRICING[args.pricing] if args.pricing else Pricing(input=given["input"], output=given["output"],
                                                                 cache="none")
     return replace(base, **given, name=base.name if not given else f"{base.name} (edited)")
@@ -215,7 +230,7 @@ def _parser() -> _Parser:
     red.add_argument("--offload-limit", type=_non_negative, default=DEFAULT_OFFLOADING_TOKEN_LIMIT,
                      help="offloading token limit; results over 4x this many tokens are offloaded "
                      f"(default: {DEFAULT_OFFLOADING_TOKEN_LIMIT})")
-    _pricing_options(red)
+    _pricing_options(red, "any of these replays the run, as --replay does")
     red.add_argument("--read-tool", default="read_file", metavar="NAME",
                      help="tool the offload notice tells the model to use (default: read_file)")
 
@@ -233,7 +248,7 @@ def _parser() -> _Parser:
                       help="a policy to compare (repeatable; default: every policy at its defaults)")
     cmp_.add_argument("--single-pass", action="store_true", help="apply each policy once to the whole history")
     cmp_.add_argument("--json", action="store_true", help="print JSON (one object per conversation) instead")
-    _pricing_options(cmp_)
+    _pricing_options(cmp_, "every policy is replayed and priced alike")
 
     corp = sub.add_parser(
         "corpus",
@@ -251,7 +266,11 @@ def _parser() -> _Parser:
     corp.add_argument("--threshold", type=_range, metavar="A:B:N", help="threshold values: N from A to B")
     corp.add_argument("--keep", type=_range, metavar="A:B:N", help="keep values: N from A to B")
     corp.add_argument("--replay", action="store_true", help="replay every run (default: one pass each)")
-    corp.add_argument("--pricing", metavar="NAME", help="price every call with this preset (needs --replay)")
+    corp.add_argument("--pricing", metavar="NAME", default=None,
+                      help="price every call with this preset, or 'auto': each run at the preset of the model its "
+                           "log names (default with --replay: auto)")
+    corp.add_argument("--calibrate", action=argparse.BooleanOptionalAction, default=True,
+                      help="calibrate each run on its recorded usage, where its log has some (default: on)")
     corp.add_argument("--objective", choices=["cost", "tokens"], default="cost", help="what to minimise")
     corp.add_argument("--max-context", type=_non_negative, metavar="TOKENS",
                       help="only settings whose p99 run stays under this peak context")
@@ -468,6 +487,15 @@ def _policy_setup(args: argparse.Namespace) -> tuple[Any, ToolResultOffloadingCo
     return config, offloading, backend
 
 
+def _run_pricing(args: argparse.Namespace, pricing: Pricing | None, t: Transcript) -> Pricing | None:
+    """The prices of one conversation: the given ones, or with --pricing auto its log's model's."""
+    if getattr(args, "pricing", None) != "auto":
+        return pricing
+    from .billing import pricing_for
+
+    return pricing_for(run_model(t.messages))
+
+
 def _run_policy(t: Transcript, config: Any, args: argparse.Namespace, offloading: ToolResultOffloadingConfig | None,
                 backend: LocalDirBackend | None) -> Reduction | Result:
     if isinstance(config, ClearToolResultConfig):
@@ -488,8 +516,8 @@ def _reduce(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
     chosen = _select(transcripts, args.conversation)
     config, offloading, backend = _policy_setup(args)
     pricing = _pricing(args)
-    if pricing is not None and not args.replay:
-        raise UsageError("--pricing needs --replay: money is counted per model call")
+    if pricing is not None or args.pricing == "auto":
+        args.replay = True  # money is counted per model call: pricing a run replays it
     costs: list[Any] = []
     pairs, reports = [], []
     tally = Counter[str]()
@@ -497,8 +525,9 @@ def _reduce(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
         result = _run_policy(t, config, args, offloading, backend)
         pairs.append((t, result.messages))
         _tally(tally, result, stderr)
-        c = cost(result, pricing, calibrate=args.calibrate, compactions=[k for k, _ in t.marks]) \
-            if pricing is not None and isinstance(result, Result) else None
+        priced = _run_pricing(args, pricing, t)
+        c = cost(result, priced, calibrate=args.calibrate, compactions=[k for k, _ in t.marks]) \
+            if priced is not None and isinstance(result, Result) else None
         if c is not None:
             costs.append((t, c))
         if args.report:
@@ -555,6 +584,9 @@ def _corpus(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
             raise UsageError(f"-o {args.output}: expected a .csv, .parquet or .json file")
     if args.pricing and not args.replay:
         raise UsageError("--pricing needs --replay: money is counted per model call")
+    pricing = (args.pricing or "auto") if args.replay else None
+    if pricing not in (None, "auto"):
+        PRICING[pricing]  # an unknown preset: one line now, not one per run
     if args.engine == "dask" and not args.scheduler:
         raise UsageError("--engine dask needs --scheduler ADDRESS")
     get_counter(args.counter)
@@ -565,9 +597,9 @@ def _corpus(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
     if not corpus.files:
         raise UsageError("no transcript file found in " + ", ".join(terminal_text(p) for p in args.paths))
     bar = _Progress(stderr)
-    sweep = sweep_corpus(corpus, configs, pricing=args.pricing, workers=args.jobs or None, engine=args.engine,
+    sweep = sweep_corpus(corpus, configs, pricing=pricing, workers=args.jobs or None, engine=args.engine,
                          mode="replay" if args.replay else "single pass", counter=args.counter,
-                         scheduler=args.scheduler, progress=bar)
+                         scheduler=args.scheduler, progress=bar, calibrate=bool(args.calibrate))
     bar.done()
     for label, error in sweep.errors:
         print(f"toolclear: skipped {terminal_text(label)}: {terminal_text(error)}", file=stderr)
@@ -654,11 +686,13 @@ def _compare(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> in
     configs = [parse_policy(spec) for spec in specs]
     mode = "single pass" if args.single_pass else "replay"
     pricing = _pricing(args)
-    if pricing is not None and args.single_pass:
+    if (pricing is not None or args.pricing == "auto") and args.single_pass:
         raise UsageError("--pricing needs a replay: drop --single-pass")
     docs, lines = [], []
     for t in chosen:
-        table = compare(t.messages, configs, mode=mode, counter=args.counter, pricing=pricing).table
+        priced = _run_pricing(args, pricing, t)
+        table = compare(t.messages, configs, mode=mode, counter=args.counter, pricing=priced,
+                        calibrate=bool(args.calibrate), compactions=[k for k, _ in t.marks]).table
         if args.json:
             docs.append({"conversation": t.id, "source": t.source, "mode": mode, "counter": args.counter,
                          "policies": [dict(zip(table.columns, map(_plain, row))) for row in table.itertuples(
@@ -670,9 +704,9 @@ def _compare(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> in
                                  "cache breaks")
         rows = [(str(r.policy), _fmt(int(r.peak_context)), _fmt(int(r.tokens_sent)), _fmt(int(r.tokens_saved)),
                  f"{r.saved_percent:.1f}", _fmt(int(r.results_cleared)), _fmt(int(r.cache_breaks)))
-                + ((usd(r.dollars), usd(r.dollars_without_policy), usd(r.dollars_saved)) if pricing else ())
+                + ((usd(r.dollars), usd(r.dollars_without_policy), usd(r.dollars_saved)) if priced else ())
                 for r in table.itertuples(index=False)]
-        if pricing is not None:
+        if priced is not None:
             head += ("dollars", "without", "dollars saved")
         widths = [max(len(h), *(len(row[k]) for row in rows)) for k, h in enumerate(head)]
         lines.append("  ".join(h.ljust(w) if k == 0 else h.rjust(w) for k, (h, w) in enumerate(zip(head, widths))))
@@ -781,6 +815,7 @@ def app_command(file: str | None, *, port: int = 8501, address: str = "localhost
         f"--server.port={port}", f"--server.address={address}", f"--server.headless={str(headless).lower()}",
         "--server.maxUploadSize=200", "--browser.gatherUsageStats=false", "--theme.base=light",
         "--client.toolbarMode=viewer", "--runner.magicEnabled=false",
+        "--global.disableWidgetStateDuplicationWarning=true",
     ]
 
 
@@ -795,11 +830,27 @@ def _app(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
         path = Path(args.file).resolve()
         read_source(path)  # refuse a missing, special or oversized file here, in one line
         env["TOOLCLEAR_APP_FILE"] = str(path)
+    child = subprocess.Popen(app_command(args.file, port=args.port, address=args.address,
+                                         headless=args.headless), env=env)
+
+    def _stop(signum: int, frame: object) -> None:
+        # `kill`, `timeout` and systemd send SIGTERM to this process only: pass it on, or
+        # the server is re-parented and keeps its port
+        child.terminate()
+
+    previous = signal.signal(signal.SIGTERM, _stop)
     try:
-        return subprocess.call(app_command(args.file, port=args.port, address=args.address,
-                                           headless=args.headless), env=env)
+        return child.wait()
     except KeyboardInterrupt:
         return 0
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if child.poll() is None:
+            child.terminate()
+            try:
+                child.wait(10)
+            except subprocess.TimeoutExpired:
+                child.kill()
 
 
 def _prices(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:

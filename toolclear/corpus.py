@@ -136,7 +136,7 @@ def load_corpus(source: str | os.PathLike[str] | Sequence[str | os.PathLike[str]
     for src in sources:
         path = Path(src)
         if path.is_dir():
-            found = sorted(p for p in path.glob(pattern) if p.is_file() and not p.is_symlink())
+            found = sorted(p for p in path.glob(pattern) if p.is_file() and _inside(p, path, errors))
             for p in found:
                 rel = p.relative_to(path).as_posix()
                 if _is_archive(p):
@@ -149,15 +149,41 @@ def load_corpus(source: str | os.PathLike[str] | Sequence[str | os.PathLike[str]
             files.append(CorpusFile(path.name, str(path)))
         else:
             errors.append((str(path), "no such file or folder"))
-    seen: set[str] = set()
-    unique = []
+    return Corpus(tuple(_unique_labels(files)), format, tuple(errors))
+
+
+def _unique_labels(files: Sequence[CorpusFile]) -> list[CorpusFile]:
+    """Every label made unique (``run.json``, ``run.json~2``, ...) in linear time: the
+    next free number of each label is remembered, not searched for again."""
+    taken = {f.label for f in files}
+    used: set[str] = set()
+    next_n: dict[str, int] = {}
+    out = []
     for f in files:
-        label, n = f.label, 2
-        while label in seen:
-            label, n = f"{f.label}~{n}", n + 1
-        seen.add(label)
-        unique.append(replace(f, label=label))
-    return Corpus(tuple(unique), format, tuple(errors))
+        label = f.label
+        if label in used:
+            n = next_n.get(f.label, 2)
+            while f"{f.label}~{n}" in used or f"{f.label}~{n}" in taken:
+                n += 1
+            label = f"{f.label}~{n}"
+            next_n[f.label] = n + 1
+        used.add(label)
+        out.append(f if label == f.label else replace(f, label=label))
+    return out
+
+
+def _inside(p: Path, root: Path, errors: list[tuple[str, str]]) -> bool:
+    """A file of the folder, or a link to one inside it (followed); a link out of the
+    folder is not followed, and is listed as skipped."""
+    if not p.is_symlink():
+        return True
+    try:
+        p.resolve(strict=True).relative_to(root.resolve())
+        return True
+    except (OSError, ValueError, RuntimeError):
+        errors.append((f"{root.name}/{p.relative_to(root).as_posix()}",
+                       "a link to a file outside the folder: not followed"))
+        return False
 
 
 def _listing(path: Path, pattern: str, errors: list[tuple[str, str]]) -> list[CorpusFile]:
@@ -189,20 +215,57 @@ def grid(config: Any, **axes: Sequence[Any]) -> list[Any]:
     return [replace(config, **dict(zip(names, values))) for values in product(*axes.values())]
 
 
+_NICE: tuple[float, ...] = (1, 1.5, 2, 2.5, 3, 4, 5, 6, 7.5, 8, 10)
+
+
+def _nice(value: float) -> int:
+    """The round number nearest to value (1, 1.5, 2, 2.5, 3, 4, 5, 6, 7.5 or 8 x 10^k)."""
+    if value < 1:
+        return 0
+    import math
+
+    exp = 10 ** math.floor(math.log10(value))
+    candidates = [m * exp for m in _NICE]
+    return int(round(min(candidates, key=lambda v: abs(v - value))))
+
+
 def spread(a: int, b: int, n: int) -> list[int]:
-    """n whole numbers evenly from a to b, both included (one value when n is 1)."""
-    return sorted({round(a + (b - a) * k / (n - 1)) for k in range(n)} if n > 1 else {a})
+    """n values from a to b, both included, as a person would type them: round numbers
+    spaced evenly on a log scale from a > 0 (5,000:40,000:4 gives 5,000, 10,000, 20,000,
+    40,000), evenly from 0 (0:40,000:5 gives 0, 10,000, 20,000, 30,000, 40,000); fewer
+    when rounding makes two equal."""
+    if n <= 1 or a == b:
+        return [a]
+    lo, hi = min(a, b), max(a, b)
+    if lo > 0:
+
+        raw = [lo * (hi / lo) ** (k / (n - 1)) for k in range(n)]
+    else:
+        raw = [lo + (hi - lo) * k / (n - 1) for k in range(n)]
+    inner = [_nice(v) if lo <= _nice(v) <= hi else round(v) for v in raw[1:-1]]
+    return sorted({lo, hi, *inner})
 
 
 # ------------------------------------------------------------------ sweeping
 
 ROW_FIELDS = ("run", "file", "conversation", "config", "policy", "messages", "tool_result_tokens", "tokens_sent",
-              "tokens_sent_unreduced", "tokens_saved", "peak_context", "results_cleared", "cache_breaks", "dollars",
-              "dollars_without_policy", "dollars_saved", "error")
+              "tokens_sent_unreduced", "tokens_saved", "peak_context", "results_cleared", "cache_breaks", "pricing",
+              "dollars", "dollars_without_policy", "dollars_saved", "error")
+
+
+def _run_pricing(pricing: Any, messages: Sequence[Any]) -> Any:
+    """The prices of one run: the given ``Pricing``, or with ``"auto"`` the preset of the
+    model its log names (``pricing_for``)."""
+    if pricing != "auto":
+        return pricing
+    from .billing import pricing_for
+    from .windows import run_model
+
+    return pricing_for(run_model(messages))
 
 
 def _rows_for_file(f: CorpusFile, fmt: str, configs: Sequence[Any], labels: Sequence[str], mode: str,
-                   pricing: Any, counter: Any) -> tuple[list[tuple[Any, ...]], str | None]:
+                   pricing: Any, counter: Any, calibrate: bool = False) -> tuple[list[tuple[Any, ...]], str | None]:
     """Every config on every run of one file (what one worker does)."""
     from ._offload import MemoryBackend
     from .billing import cost
@@ -220,10 +283,19 @@ def _rows_for_file(f: CorpusFile, fmt: str, configs: Sequence[Any], labels: Sequ
     for t in transcripts:
         counts = count_tokens(t.messages, counter or "eino")
         tool_tokens = sum(c for m, c in zip(t.messages, counts) if m.role == "tool")
+        price_error = ""
+        try:
+            run_pricing = _run_pricing(pricing, t.messages) if mode == "replay" else None
+        except ToolclearError as exc:
+            run_pricing, price_error = None, str(exc)
         for cfg, label in zip(configs, labels):
             row: dict[str, Any] = {"run": f"{f.label}#{t.id}", "file": f.label, "conversation": t.id,
                                    "config": label, "policy": policy_name(cfg), "messages": len(t.messages),
-                                   "tool_result_tokens": tool_tokens, "error": ""}
+                                   "tool_result_tokens": tool_tokens, "error": price_error,
+                                   "pricing": getattr(run_pricing, "name", None)}
+            if price_error:
+                rows.append(tuple(row.get(k) for k in ROW_FIELDS))
+                continue
             try:
                 backend = MemoryBackend() if isinstance(cfg, EinoReductionConfig) and not cfg.skip_truncation \
                     else None
@@ -236,8 +308,8 @@ def _rows_for_file(f: CorpusFile, fmt: str, configs: Sequence[Any], labels: Sequ
                            tokens_saved=r.tokens_sent_unreduced - r.tokens_sent,
                            peak_context=max((s.context_tokens for s in calls), default=0),
                            results_cleared=len(r.cleared_indices), cache_breaks=r.cache_breaks)
-                if pricing is not None and mode == "replay":
-                    c = cost(r, pricing, compactions=[k for k, _ in t.marks])
+                if run_pricing is not None and mode == "replay":
+                    c = cost(r, run_pricing, calibrate=calibrate, compactions=[k for k, _ in t.marks])
                     row.update(dollars=c.dollars, dollars_without_policy=c.dollars_without_policy,
                                dollars_saved=c.dollars_saved)
             except ToolclearError as exc:
@@ -257,6 +329,7 @@ class Recommendation:
     """The config to pick, the trade-offs around it, and where it does worst."""
 
     config: Any
+    """The setting to run, or None when no setting does better than no policy."""
     label: str
     objective: str
     summary: str
@@ -289,7 +362,8 @@ class CorpusSweep:
     def recommend(self, objective: Literal["cost", "tokens"] = "cost", max_context: int | None = None
                   ) -> Recommendation:
         """The config that minimises the objective (dollars, or tokens sent, over every
-        run) among those whose p99 run stays under ``max_context`` tokens."""
+        run) among those whose p99 run stays under ``max_context`` tokens; when none of
+        them does better than no policy at all, the summary says so and what to try."""
         import pandas as pd
 
         df = self.table[self.table["error"] == ""]
@@ -297,34 +371,62 @@ class CorpusSweep:
             raise ConfigError("nothing could be read: no run to recommend from")
         use_cost = objective == "cost" and df["dollars"].notna().any()
         target = "dollars" if use_cost else "tokens_sent"
+        baseline = "dollars_without_policy" if use_cost else "tokens_sent_unreduced"
         per = df.groupby("config", sort=False).agg(
-            total=(target, "sum"), saved=("tokens_saved", "sum"), breaks=("cache_breaks", "sum"),
+            total=(target, "sum"), without=(baseline, "sum"), saved=("tokens_saved", "sum"),
+            cleared=("results_cleared", "sum"), breaks=("cache_breaks", "sum"),
             p99_peak=("peak_context", lambda s: s.quantile(0.99)), runs=("run", "count"))
+        per["gain"] = per["without"] - per["total"]
         allowed = per if max_context is None else per[per["p99_peak"] <= max_context]
         note = ""
         if allowed.empty:
-            allowed, note = per, f" No config keeps the p99 run under {max_context:,} tokens; the limit is ignored."
-        best = str(allowed["total"].idxmin())
+            allowed, note = per, f" No setting keeps the p99 run under {max_context:,} tokens; the limit is ignored."
+        best = str(allowed.sort_values(["total", "breaks"], kind="stable").index[0])
         idx = self.labels.index(best)
-        frontier = per[[not any((o["saved"] >= r["saved"]) and (o["breaks"] <= r["breaks"])
-                                and (o["p99_peak"] <= r["p99_peak"]) and (o.name != r.name)
-                                and ((o["saved"] > r["saved"]) or (o["breaks"] < r["breaks"])
-                                     or (o["p99_peak"] < r["p99_peak"])) for _, o in per.iterrows())
-                            for _, r in per.iterrows()]]
-        mine = df[df["config"] == best].copy()
-        key = "dollars_saved" if use_cost else "tokens_saved"
-        worst = mine.sort_values(key).head(5)[["run", key, "peak_context", "cache_breaks"]]
+        frontier = _frontier(per)
         unit = (lambda v: f"${v:,.2f}") if use_cost else (lambda v: f"{v:,.0f} tokens")
-        base = df[df["config"] == best]
-        total_without = base["dollars_without_policy"].sum() if use_cost else base["tokens_sent_unreduced"].sum()
-        summary = (f"Across {per.loc[best, 'runs']:,} runs, {best} sends the least "
-                   f"({'dollars' if use_cost else 'input tokens'}): {unit(per.loc[best, 'total'])} against "
-                   f"{unit(total_without)} without a policy, with {int(per.loc[best, 'breaks']):,} cache breaks "
-                   f"and a p99 peak context of {per.loc[best, 'p99_peak']:,.0f} tokens. "
-                   f"{len(frontier)} config(s) are on the frontier of saving, cache breaks and peak context; "
-                   f"it does worst on {worst.iloc[0]['run'] if len(worst) else '-'}." + note)
+        what = "dollars" if use_cost else "input tokens"
+        runs = int(per.loc[best, "runs"])
+        if not per.loc[best, "gain"] > 0:
+            did = "changes nothing" if not (per["cleared"] > 0).any() else "saves nothing"
+            summary = (f"No setting does better than no policy: across {runs:,} runs, every one of the "
+                       f"{len(per):,} settings {did} in {what} ({unit(per.loc[best, 'without'])} without a "
+                       "policy). Try a lower threshold or trigger, or a smaller keep, so that clearing starts "
+                       "earlier in these runs; or keep running without this policy." + note)
+            return Recommendation(None, "", target, summary, frontier.reset_index(),
+                                  pd.DataFrame(columns=["run", "dollars_saved" if use_cost else "tokens_saved"]))
+        mine = df[df["config"] == best]
+        key = "dollars_saved" if use_cost else "tokens_saved"
+        changed = mine[(mine["results_cleared"] > 0) | (mine["tokens_saved"] != 0)]
+        worst = changed.sort_values(key).head(5)[["run", key, "peak_context", "cache_breaks"]]
+        worst_text = (f"it does worst on {worst.iloc[0]['run']} ({unit(worst.iloc[0][key])} saved)"
+                      if len(worst) else "it changes no run for the worse")
+        summary = (f"Across {runs:,} runs, {best} sends the least ({what}): {unit(per.loc[best, 'total'])} against "
+                   f"{unit(per.loc[best, 'without'])} without a policy, saving {unit(per.loc[best, 'gain'])}, "
+                   f"with {int(per.loc[best, 'breaks']):,} cache breaks and a p99 peak context of "
+                   f"{per.loc[best, 'p99_peak']:,.0f} tokens. {len(frontier)} setting(s) are on the frontier of "
+                   f"saving, cache breaks and peak context; {worst_text}." + note)
         return Recommendation(self.configs[idx], best, target, summary, frontier.reset_index(),
                               pd.DataFrame(worst).reset_index(drop=True))
+
+
+def _frontier(per: Any) -> Any:
+    """The settings no other beats on every axis (more saved, fewer cache breaks, a lower
+    p99 peak), with settings of identical outcome shown once and settings that change
+    nothing left out: a frontier of trade-offs, not of ties."""
+    axes = ["saved", "breaks", "p99_peak"]
+    live = per[(per["cleared"] > 0) | (per["saved"] != 0)]
+    distinct = live.drop_duplicates(subset=axes, keep="first")
+    rows = list(distinct[axes].itertuples(index=False, name=None))
+
+    def beaten(r: tuple[Any, ...]) -> bool:
+        return any(o != r and o[0] >= r[0] and o[1] <= r[1] and o[2] <= r[2] for o in rows)
+
+    keep = [not beaten(r) for r in rows]
+    out = distinct[keep]
+    return out[["saved", "breaks", "p99_peak", "total", "without", "gain", "runs"]].rename(columns={
+        "saved": "tokens_saved", "breaks": "cache_breaks", "p99_peak": "p99_peak_context_tokens",
+        "total": "objective_total", "without": "objective_without_policy", "gain": "objective_saved"})
 
 
 _SHARED: tuple[Any, ...] = ()
@@ -341,8 +443,7 @@ def _work(args: tuple[Any, ...]) -> tuple[list[tuple[Any, ...]], str | None]:
 
 
 def _work_file(f: CorpusFile) -> tuple[list[tuple[Any, ...]], str | None]:
-    fmt, configs, labels, mode, pricing, counter = _SHARED
-    return _rows_for_file(f, fmt, configs, labels, mode, pricing, counter)
+    return _rows_for_file(f, *_SHARED)
 
 
 def sweep_corpus(
@@ -357,21 +458,27 @@ def sweep_corpus(
     client: Any = None,
     scheduler: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    calibrate: bool = False,
 ) -> CorpusSweep:
     """Every config on every run of ``corpus``: ``engine="serial"``, ``"process"`` (all
     cores, or ``workers``) or ``"dask"`` (a ``dask.distributed`` ``client``, or a
-    ``scheduler`` address). The table is the same whatever the engine and worker count."""
+    ``scheduler`` address). The table is the same whatever the engine and worker count.
+
+    ``pricing``: a ``Pricing``, a preset's name, or ``"auto"``: each run at the preset of
+    the model its log names (a run whose model has none is an error row). Each run is
+    priced as ``toolclear.cost(replay, pricing, calibrate=calibrate)`` prices it alone,
+    so its dollars equal ``compare``'s and ``reduce``'s for the same settings."""
     import pandas as pd
 
     configs = list(configs)
     if not configs:
         raise ConfigError("sweep_corpus: no config to run")
-    if isinstance(pricing, str):
+    if isinstance(pricing, str) and pricing != "auto":
         from .billing import PRICING
 
         pricing = PRICING[pricing]
     labels = _labels(configs)
-    tasks = [(f, corpus.format, configs, labels, mode, pricing, counter) for f in corpus.files]
+    tasks = [(f, corpus.format, configs, labels, mode, pricing, counter, calibrate) for f in corpus.files]
     results: list[tuple[list[tuple[Any, ...]], str | None]] = []
     for done, res in enumerate(_run(tasks, engine, workers, client, scheduler), start=1):
         results.append(res)
@@ -401,8 +508,17 @@ def _run(tasks: list[tuple[Any, ...]], engine: Engine, workers: int | None, clie
         n = workers or os.cpu_count() or 1
         shared = tasks[0][1:]
         # the settings go to each worker once; tasks are files, a few per message
-        with ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init, initargs=(shared,)) as pool:
-            yield from pool.map(_work_file, [t[0] for t in tasks], chunksize=max(1, min(16, len(tasks) // (8 * n))))
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            with ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init, initargs=(shared,)) as pool:
+                yield from pool.map(_work_file, [t[0] for t in tasks],
+                                    chunksize=max(1, min(16, len(tasks) // (8 * n))))
+        except BrokenProcessPool:
+            raise ConfigError(
+                "sweep_corpus: a worker process died. A script that sweeps with engine='process' must run it under "
+                "`if __name__ == \"__main__\":` (each worker starts by importing the script again); otherwise a "
+                "worker ran out of memory: use engine='serial' or fewer workers") from None
         return
     if engine == "dask":
         try:

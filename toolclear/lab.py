@@ -242,10 +242,12 @@ class Comparison:
                 "cache_breaks": r.cache_breaks,
                 "final_tokens": r.tokens_after,
             })
-        for row, c in zip(rows, self.costs):
-            row["dollars"] = round(c.dollars, 6)
-            row["dollars_without_policy"] = round(c.dollars_without_policy, 6)
-            row["dollars_saved"] = round(c.dollars_saved, 6)
+        for k, c in enumerate(self.costs):
+            # dollars first, right after the policy: they are what a user decides on
+            rows[k] = {"policy": rows[k]["policy"], "dollars": round(c.dollars, 6),
+                       "dollars_without_policy": round(c.dollars_without_policy, 6),
+                       "dollars_saved": round(c.dollars_saved, 6),
+                       **{key: v for key, v in rows[k].items() if key != "policy"}}
         return pd.DataFrame(rows)
 
 
@@ -272,11 +274,15 @@ def compare(
     counter: str | TokenCounter | None = None,
     backend_factory: Any = None,
     pricing: Any = None,
+    calibrate: bool = False,
+    compactions: Sequence[int] | None = None,
 ) -> Comparison:
     """Every config on the same transcript, with the same counter (a replay each, or a
     single pass with ``mode="single pass"``). A policy that needs a backend gets a fresh
     ``MemoryBackend`` (or ``backend_factory()``). With ``pricing`` (a ``Pricing`` or a
-    preset's name; replay only) the table gets each policy's dollars."""
+    preset's name; replay only) the table gets each policy's dollars, priced exactly as
+    ``toolclear.cost(result, pricing, calibrate=..., compactions=...)`` prices one run, so
+    a row's dollars equal the headline's for the same config."""
     from ._offload import MemoryBackend
 
     msgs = tuple(messages)
@@ -300,7 +306,7 @@ def compare(
 
         if mode != "replay":
             raise ConfigError("pricing needs a replay: a single pass has no model calls to price")
-        costs = tuple(cost(r, pricing) for r in results)
+        costs = tuple(cost(r, pricing, calibrate=calibrate, compactions=compactions) for r in results)
     return Comparison(tuple(configs), tuple(results), tuple(labels), costs)
 
 

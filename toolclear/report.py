@@ -20,6 +20,7 @@ from .schema import SCHEMA_VERSION, Mode, ReportDict, RowDict, SettingsDict, Sum
 
 __all__ = [
     "ROW_FIELDS",
+    "json_bytes",
     "ToolSummary",
     "cost_dict",
     "display_text",
@@ -223,11 +224,22 @@ def settings_dict(
     return out
 
 
+def json_bytes(value: Any) -> bytes:
+    """UTF-8 JSON, indented, non-ASCII kept as is; a lone surrogate (which UTF-8 cannot
+    hold) is kept as its escape, so the value reads back exactly (reports, downloads)."""
+    from .formats._doc import JsonStyle
+
+    return (JsonStyle(indent=2, item_sep=",", key_sep=": ", ensure_ascii=False).dumps(value) + "\n").encode("utf-8")
+
+
 def usd(x: float) -> str:
-    """Dollars as shown: four decimals under a dollar, cents above, the sign in front."""
+    """Dollars as shown everywhere: cents with thousands separators, the sign in front; an
+    amount under a cent (not zero) with four decimals, so it does not read as nothing."""
     sign = "-" if x < 0 else ""
     x = abs(x)
-    return f"{sign}${x:,.4f}" if x < 1 else f"{sign}${x:,.2f}"
+    if x != x or x == float("inf"):
+        return f"{sign}${x}"
+    return f"{sign}${x:,.4f}" if 0 < x < 0.005 else f"{sign}${x:,.2f}"
 
 
 def cost_dict(c: Any) -> dict[str, Any]:

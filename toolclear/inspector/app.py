@@ -27,7 +27,17 @@ from toolclear.formats._source import read_source
 from toolclear.inspector import charts, exports, money, snippets
 from toolclear.inspector.corpus_page import render_corpus_page
 from toolclear.inspector.policy_views import POLICY_CHOICES, render_compare, render_policy
-from toolclear.inspector.widgets import compact, md, plural, safe, short, slider_pair, sync
+from toolclear.inspector.widgets import (
+    compact,
+    keep_widget_state,
+    md,
+    plural,
+    safe,
+    short,
+    slider_pair,
+    store,
+    stored,
+)
 
 _HERE = Path(__file__).resolve().parent
 # the bundled samples: inside the installed package, or sample_data/ of a checkout
@@ -51,10 +61,6 @@ DETAIL_CHARS = 20_000
 MODES = schema.MODES
 VIEWS = ("Token usage", "Replay", "Messages", "Parameter sweep", "Compare", "Export")
 DEFAULTS = {
-    "threshold_slider": tc.DEFAULT_THRESHOLD,
-    "threshold_input": tc.DEFAULT_THRESHOLD,
-    "keep_slider": tc.DEFAULT_KEEP_RECENT_TOKENS,
-    "keep_input": tc.DEFAULT_KEEP_RECENT_TOKENS,
     "placeholder": tc.DEFAULT_PLACEHOLDER,
     "mode": MODES[0],
     "offload_on": False,
@@ -140,10 +146,8 @@ def init_state() -> None:
 
 
 def _set_eino_defaults() -> None:
-    st.session_state["threshold_input"] = tc.DEFAULT_THRESHOLD
-    st.session_state["keep_input"] = tc.DEFAULT_KEEP_RECENT_TOKENS
-    sync("threshold_input", "threshold_slider")
-    sync("keep_input", "keep_slider")
+    store("threshold", tc.DEFAULT_THRESHOLD)
+    store("keep", tc.DEFAULT_KEEP_RECENT_TOKENS)
 
 
 def _source_changed() -> None:
@@ -234,9 +238,10 @@ def _render_numbers(t: tc.Transcript, counter: str) -> None:
     bounds = memo[2]
     left, right = st.columns(2)
     slider_pair(left, "threshold", "Tool-result token threshold", bounds.threshold_max, bounds.threshold_step,
-                 "Clear only when the tool results hold more tokens than this (strictly more).")
+                "Clear only when the tool results hold more tokens than this (strictly more).", tc.DEFAULT_THRESHOLD)
     slider_pair(right, "keep", "Keep-recent token budget", bounds.keep_max, bounds.keep_step,
-                 "The protected window: messages counted back from the end within this budget.")
+                "The protected window: messages counted back from the end within this budget.",
+                tc.DEFAULT_KEEP_RECENT_TOKENS)
     left.button("eino defaults (20,000 / 40,000)", key="defaults", on_click=_set_eino_defaults)
     right.caption(
         f"This conversation: {bounds.tool_result_tokens:,} tool-result tokens of {bounds.total_tokens:,} in all. "
@@ -297,8 +302,8 @@ def render_settings(t: tc.Transcript) -> tuple[tc.ToolResultOffloadingConfig | N
 
 def current_config(counter: str) -> tc.ClearToolResultConfig:
     return tc.ClearToolResultConfig(
-        tool_result_token_threshold=int(st.session_state.threshold_input),
-        keep_recent_tokens=int(st.session_state.keep_input),
+        tool_result_token_threshold=stored("threshold", tc.DEFAULT_THRESHOLD),
+        keep_recent_tokens=stored("keep", tc.DEFAULT_KEEP_RECENT_TOKENS),
         placeholder=st.session_state.placeholder,
         exclude_tools=tuple(st.session_state.exclude),
         token_counter=counter,
@@ -629,6 +634,7 @@ def _digest(identity: str, data: bytes) -> str:
 
 
 def run_app() -> None:
+    keep_widget_state(tuple(DEFAULTS))
     init_state()
     st.title("toolclear inspector")
     page = st.sidebar.radio("Page", ["One run", "Corpus"], key="page", horizontal=True,
@@ -728,7 +734,7 @@ def _results(t: tc.Transcript, digest: str, counter: str, offloading: tc.ToolRes
             render_sweep(t, config, mode, (digest, t.id), pricing, calibrate)
     if compare_tab.open:
         with compare_tab:
-            render_compare(t, counter, tc.lab.policy_spec(config), pricing)
+            render_compare(t, counter, tc.lab.policy_spec(config), pricing, calibrate)
     if export.open:
         with export:
             render_export(t, result, config, offloading, backend, mode, conversations)

@@ -599,17 +599,21 @@ def corpus_heatmap(sweep: Any, best: str, *, height: int = 380) -> Any:
         z[i][j] = float(totals.get(lab, float("nan")))
         if lab == best:
             star = (xs[j], ys[i])
-    fig = go.Figure(go.Heatmap(z=z, x=xs, y=ys, colorscale="Blues_r", colorbar={"title": "$" if priced else "tokens",
+    # categories, not numbers: grid values need not be evenly spaced (5,000, 10,000, 20,000), and
+    # a numeric axis would draw each cell off its tick
+    xl, yl = [f"{v:,}" for v in xs], [f"{v:,}" for v in ys]
+    fig = go.Figure(go.Heatmap(z=z, x=xl, y=yl, colorscale="Blues_r", colorbar={"title": "$" if priced else "tokens",
                                                                                "thickness": 12},
-                               hovertemplate=f"{xk}=%{{x:,}}<br>{yk}=%{{y:,}}<br>{metric}: %{{z:,.2f}}<extra></extra>"))
+                               hovertemplate=f"{xk}=%{{x}}<br>{yk}=%{{y}}<br>{metric}: "
+                                             f"{'$%{z:,.2f}' if priced else '%{z:,.0f} tokens'}<extra></extra>"))
     if star is not None:
-        fig.add_trace(go.Scatter(x=[star[0]], y=[star[1]], mode="markers", name="recommended",
+        fig.add_trace(go.Scatter(x=[f"{star[0]:,}"], y=[f"{star[1]:,}"], mode="markers", name="recommended",
                                  marker={"symbol": "star", "size": 16, "color": "#ffbf00",
                                          "line": {"color": "#333", "width": 1}}))
     fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 30, "b": 10}, showlegend=False,
                       title={"text": f"{'dollars' if priced else 'input tokens sent'} over every run (lower is better)",
                              "x": 0.01},
-                      xaxis={"title": xk or "", "tickformat": ","}, yaxis={"title": yk or "", "tickformat": ","})
+                      xaxis={"title": xk or "", "type": "category"}, yaxis={"title": yk or "", "type": "category"})
     return fig
 
 

@@ -19,21 +19,55 @@ import toolclear as tc
 from toolclear import lab
 from toolclear.corpus import spread
 from toolclear.inspector import charts, exports, snippets
-from toolclear.inspector.policy_views import POLICY_CHOICES
-from toolclear.inspector.widgets import md
+from toolclear.inspector.policy_views import POLICY_CHOICES, compare_columns
+from toolclear.inspector.widgets import md, safe, store
+from toolclear.report import usd
 
 __all__ = ["render_corpus_page"]
 
 UPLOAD_LIMIT_MB = 200
+AUTO = "each run's own model"
 
 
-def _store(files: list[Any]) -> Path:
-    """The uploads on disk, in a folder of their own (names made safe, never the user's path)."""
+MAX_GRID = 20
+"""At most this many values per axis (400 settings): a longer list is refused, not run."""
+
+
+def _store(files: list[Any]) -> tuple[Path, dict[str, str]]:
+    """The uploads on disk, in a folder of their own (names made safe, never the user's
+    path), and each stored file's name -> the name it was uploaded under. The folder of
+    the previous upload is deleted: one folder per session at most."""
+    import shutil
+
+    old = st.session_state.pop("_corpus_root", None)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
     root = Path(tempfile.mkdtemp(prefix="toolclear-corpus-"))
+    st.session_state["_corpus_root"] = str(root)
+    names = {}
     for k, f in enumerate(files):
         name = "".join(c if c.isalnum() or c in "._-" else "_" for c in Path(f.name).name) or "file"
-        (root / f"{k:04d}-{name}").write_bytes(f.getvalue())
-    return root
+        stored = f"{k:04d}-{name}"
+        (root / stored).write_bytes(f.getvalue())
+        names[stored] = safe(Path(f.name).name) or name
+    return root, names
+
+
+def _relabel(corpus: tc.Corpus, root: Path, names: dict[str, str]) -> tc.Corpus:
+    """Labels in the names the user uploaded (``notes.jsonl``, ``runs.zip!a/run.json``),
+    not the temporary folder's (``toolclear-corpus-x1/0003-notes.jsonl``)."""
+    from dataclasses import replace as _replace
+
+    from toolclear.corpus import _unique_labels
+
+    def shown(label: str) -> str:
+        rest = label.split("/", 1)[1] if label.startswith(root.name + "/") else label
+        head, sep, tail = rest.partition("!")
+        return names.get(head, head) + sep + tail
+
+    files = _unique_labels([_replace(f, label=shown(f.label)) for f in corpus.files])
+    errors = tuple((shown(Path(a).name if a.startswith(str(root)) else a), e) for a, e in corpus.errors)
+    return _replace(corpus, files=tuple(files), errors=errors)
 
 
 def _values(text: str, what: str) -> list[int]:
@@ -45,17 +79,20 @@ def _values(text: str, what: str) -> list[int]:
             if not 1 <= n <= 20:
                 raise ValueError
             return spread(a, b, n)
-        return sorted({int(p.replace("_", "")) for p in text.replace(",", " ").split()})
+        values = sorted({int(p.replace("_", "")) for p in text.replace(",", " ").split()[:MAX_GRID + 1]})
+        if len(values) > MAX_GRID or any(v < 0 for v in values):
+            raise ValueError
+        return values
     except ValueError:
-        raise tc.ConfigError(f"{what}: expected A:B:N (N up to 20) or a list of whole numbers, got {text!r}") \
-            from None
+        raise tc.ConfigError(f"{what}: expected A:B:N (N up to {MAX_GRID}) or up to {MAX_GRID} whole numbers "
+                             f">= 0, got {text[:80]!r}") from None
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
 def _run(key: tuple[Any, ...], _corpus: tc.Corpus, _configs: tuple[Any, ...], pricing: Any, mode: str,
-         _progress: Any) -> tc.CorpusSweep:
+         _progress: Any, calibrate: bool = True) -> tc.CorpusSweep:
     return tc.sweep_corpus(_corpus, _configs, pricing=pricing, mode=mode,  # type: ignore[arg-type]
-                           workers=min(os.cpu_count() or 1, 8), progress=_progress)
+                           workers=min(os.cpu_count() or 1, 8), progress=_progress, calibrate=calibrate)
 
 
 def render_corpus_page() -> None:
@@ -71,9 +108,13 @@ def render_corpus_page() -> None:
                             help="What the policy keeps: eino's budget, tool uses, results, rounds.")
     cols = st.columns(3)
     replay = cols[0].toggle("Replay every run", value=True, key="corpus_replay")
-    presets = ["(no pricing)", *tc.PRICING]
-    pricing_name = cols[1].selectbox("Pricing", presets, index=presets.index("claude-sonnet-4-5"),
-                                     key="corpus_pricing", disabled=not replay)
+    presets = [AUTO, "(no pricing)", *tc.PRICING]
+    pricing_name = cols[1].selectbox("Pricing", presets, index=0, key="corpus_pricing", disabled=not replay,
+                                     help="Each run at the prices of the model its log names, or one preset for "
+                                          "every run.")
+    calibrate = cols[1].toggle("Calibrate on the recorded usage", value=True, key="corpus_calibrate",
+                               disabled=not replay, help="Where a log recorded usage, fit the per-call overhead "
+                               "and tokenizer scale on its first calls, as the One run page does.")
     window = cols[2].number_input("Model context window (tokens)", 0, None, 200_000, 10_000, key="corpus_window")
     if not files:
         st.info("Upload several transcripts, or one archive of them.")
@@ -88,20 +129,25 @@ def render_corpus_page() -> None:
     except tc.ConfigError as exc:
         st.error(md(str(exc)))
         return
-    pricing = tc.PRICING[pricing_name] if replay and pricing_name != "(no pricing)" else None
+    pricing: Any = None
+    if replay and pricing_name == AUTO:
+        pricing = "auto"
+    elif replay and pricing_name != "(no pricing)":
+        pricing = tc.PRICING[pricing_name]
     if not st.button(f"Run {len(configs)} setting(s) on every run", key="corpus_go", type="primary") \
             and "corpus_result" not in st.session_state:
         return
-    key = (tuple(f.file_id for f in files), label, th, kp, replay, pricing_name)
+    key = (tuple(f.file_id for f in files), label, th, kp, replay, pricing_name, bool(calibrate))
     if st.session_state.get("corpus_key") != key:
-        root = _store(files)
-        corpus = tc.load_corpus(root)
+        root, names = _store(files)
+        corpus = _relabel(tc.load_corpus(root), root, names)
         bar = st.progress(0.0, text="Sweeping…")
 
         def progress(done: int, total: int) -> None:
             bar.progress(done / max(total, 1), text=f"{done:,} of {total:,} files")
 
-        sweep = _run(key, corpus, tuple(configs), pricing, "replay" if replay else "single pass", progress)
+        sweep = _run(key, corpus, tuple(configs), pricing, "replay" if replay else "single pass", progress,
+                     bool(calibrate and replay))
         bar.empty()
         st.session_state["corpus_key"] = key
         st.session_state["corpus_result"] = sweep
@@ -122,10 +168,8 @@ def _open(file_label: str, conversation: str, config: Any) -> None:
     kind = lab.policy_name(config)
     if isinstance(config, tc.ClearToolResultConfig):
         st.session_state["policy"] = "eino clear-tool-result"
-        st.session_state["threshold_input"] = config.tool_result_token_threshold
-        st.session_state["keep_input"] = config.keep_recent_tokens
-        for name in ("_threshold_range", "_keep_range"):
-            st.session_state.pop(name, None)  # the sliders take the numbers again
+        store("threshold", config.tool_result_token_threshold)
+        store("keep", config.keep_recent_tokens)
         return
     from toolclear.inspector.policy_views import KNOBS, _key
 
@@ -133,8 +177,7 @@ def _open(file_label: str, conversation: str, config: Any) -> None:
     label = next(lab_ for lab_, k in POLICY_CHOICES.items() if k in (spec, kind))
     st.session_state["policy"] = label
     for knob in KNOBS.get(POLICY_CHOICES[label], ()):
-        st.session_state[_key(POLICY_CHOICES[label], knob.field) + "_input"] = int(getattr(config, knob.field))
-        st.session_state.pop(f"_{_key(POLICY_CHOICES[label], knob.field)}_range", None)
+        store(_key(POLICY_CHOICES[label], knob.field), int(getattr(config, knob.field)))
 
 
 def _show(sweep: tc.CorpusSweep, window: int, configs: list[Any]) -> None:
@@ -146,31 +189,40 @@ def _show(sweep: tc.CorpusSweep, window: int, configs: list[Any]) -> None:
         return
     runs = table["run"].nunique()
     rec = sweep.recommend(max_context=window or None)
-    st.success(md(rec.summary))
-    best = table[table["config"] == rec.label]
-    cols = st.columns(3)
-    cols[0].metric("Runs", f"{runs:,}")
-    cols[1].metric("Settings", f"{len(sweep.labels):,}")
-    if best["dollars"].notna().any():
-        cols[2].metric("Saved with the pick", f"${best['dollars_saved'].sum():,.2f}")
+    columns = compare_columns(table.columns)
+    if rec.config is None:
+        st.warning(md(rec.summary))
+        st.plotly_chart(charts.corpus_heatmap(sweep, ""), key="corpus_heat", config={"displaylogo": False})
+        st.dataframe(table, hide_index=True, key="corpus_runs", column_config=columns)
     else:
-        cols[2].metric("Saved with the pick", f"{int(best['tokens_saved'].sum()):,} tokens")
-    st.plotly_chart(charts.corpus_heatmap(sweep, rec.label), key="corpus_heat", config={"displaylogo": False})
-    st.plotly_chart(charts.corpus_distributions(best, window), key="corpus_dist", config={"displaylogo": False})
-    st.caption(f"Per run, with {md(rec.label)}: what it saves, and its peak context against the model's window.")
-    st.subheader("Frontier", anchor=False)
-    st.dataframe(rec.frontier, hide_index=True, key="corpus_frontier")
-    st.subheader("Runs", anchor=False)
-    st.caption("Where the pick does worst first. Open one in the single-run views: download it below, or use "
-               "`toolclear app FILE`.")
-    ordered = best.sort_values("tokens_saved").reset_index(drop=True)
-    event = st.dataframe(ordered, hide_index=True, key="corpus_runs", on_select="rerun",
-                         selection_mode="single-row")
-    picked = list(getattr(getattr(event, "selection", None), "rows", []) or [])
-    if picked:
-        row = ordered.iloc[picked[0]]
-        st.button(f"Open {row['run']} in the single-run views", key="corpus_open_button", on_click=_open,
-                  args=(str(row["file"]), str(row["conversation"]), rec.config))
+        st.success(md(rec.summary))
+        best = table[table["config"] == rec.label]
+        cols = st.columns(3)
+        cols[0].metric("Runs", f"{runs:,}")
+        cols[1].metric("Settings", f"{len(sweep.labels):,}")
+        if best["dollars"].notna().any():
+            cols[2].metric("Saved with the pick", usd(float(best["dollars_saved"].sum())))
+        else:
+            cols[2].metric("Saved with the pick", f"{int(best['tokens_saved'].sum()):,} tokens")
+        st.plotly_chart(charts.corpus_heatmap(sweep, rec.label), key="corpus_heat", config={"displaylogo": False})
+        st.plotly_chart(charts.corpus_distributions(best, window), key="corpus_dist", config={"displaylogo": False})
+        st.caption(f"Per run, with {md(rec.label)}: what it saves, and its peak context against the model's window.")
+        st.subheader("Frontier", anchor=False)
+        st.caption("Settings that no other beats on tokens saved, cache breaks and peak context at once; settings "
+                   "with the same outcome are shown once, settings that change nothing not at all.")
+        st.dataframe(rec.frontier, hide_index=True, key="corpus_frontier", column_config=compare_columns(
+            rec.frontier.columns))
+        st.subheader("Runs", anchor=False)
+        st.caption("Where the pick does worst first. Open one in the single-run views: download it below, or use "
+                   "`toolclear app FILE`.")
+        ordered = best.sort_values("tokens_saved").reset_index(drop=True)
+        event = st.dataframe(ordered, hide_index=True, key="corpus_runs", on_select="rerun",
+                             selection_mode="single-row", column_config=columns)
+        picked = list(getattr(getattr(event, "selection", None), "rows", []) or [])
+        if picked:
+            row = ordered.iloc[picked[0]]
+            st.button(f"Open {row['run']} in the single-run views", key="corpus_open_button", on_click=_open,
+                      args=(str(row["file"]), str(row["conversation"]), rec.config))
     c = st.columns(3)
     c[0].download_button("Table (CSV)", table.to_csv(index=False).encode(), "corpus-sweep.csv", key="corpus_csv")
     try:
@@ -182,9 +234,11 @@ def _show(sweep: tc.CorpusSweep, window: int, configs: list[Any]) -> None:
     except ImportError:
         c[1].caption("Parquet needs pyarrow.")
     c[2].download_button("Recommendation (JSON)", exports.json_bytes(
-        {"policy": lab.policy_spec(rec.config), "summary": rec.summary}), "recommendation.json", key="corpus_rec")
-    for title, lang, code in snippets.policy_snippets(rec.config, mode="replay")[:1]:
-        st.caption(title)
-        st.code(code, language=lang)
+        {"policy": lab.policy_spec(rec.config) if rec.config is not None else None, "summary": rec.summary}),
+        "recommendation.json", key="corpus_rec")
+    if rec.config is not None:
+        for title, lang, code in snippets.policy_snippets(rec.config, mode="replay")[:1]:
+            st.caption(title)
+            st.code(code, language=lang)
     _ = pd
     del configs

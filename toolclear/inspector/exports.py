@@ -9,20 +9,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .._offload import LocalDirBackend, OffloadRecord, StorageBackend, storage_name
-from ..formats._doc import JsonStyle
 from ..model import Message
-from ..report import ROW_FIELDS
+from ..report import ROW_FIELDS, json_bytes
 
 __all__ = ["csv_cell", "eino_json", "json_bytes", "offloaded_zip", "report_csv", "report_json"]
 
 
-_PRETTY = JsonStyle(indent=2, item_sep=",", key_sep=": ", ensure_ascii=False)
-
-
-def json_bytes(value: Any) -> bytes:
-    """UTF-8 JSON, indented, non-ASCII kept as is; a lone surrogate (which UTF-8 cannot
-    hold) is kept as its escape, so the value reads back exactly."""
-    return (_PRETTY.dumps(value) + "\n").encode("utf-8")
 
 
 def eino_json(messages: Sequence[Message]) -> bytes:

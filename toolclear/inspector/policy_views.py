@@ -18,7 +18,7 @@ import streamlit as st
 import toolclear as tc
 from toolclear import lab, report, schema
 from toolclear.inspector import charts, exports, money, snippets
-from toolclear.inspector.widgets import md, slider_pair, sync
+from toolclear.inspector.widgets import md, slider_pair, store
 from toolclear.langchain_edit import langchain_tokens
 from toolclear.reduction import reduction_tokens
 from toolclear.sweep import grid_values, nice_ceil
@@ -128,8 +128,7 @@ def _top(unit: str, size: int) -> tuple[int, int]:
 def _set_defaults(kind: str) -> None:
     base = _defaults(kind)
     for knob in KNOBS[kind]:
-        st.session_state[_key(kind, knob.field) + "_input"] = int(getattr(base, knob.field))
-        sync(_key(kind, knob.field) + "_input", _key(kind, knob.field) + "_slider")
+        store(_key(kind, knob.field), int(getattr(base, knob.field)))
     for name in list(st.session_state):
         if str(name).startswith(_key(kind, "opt_")):
             del st.session_state[name]
@@ -141,12 +140,9 @@ def _knobs(kind: str, t: tc.Transcript, counter: str) -> dict[str, int]:
     cols = st.columns(2)
     values = {}
     for col, knob in zip(cols, KNOBS[kind]):
-        key = _key(kind, knob.field)
-        if key + "_input" not in st.session_state:
-            st.session_state[key + "_input"] = int(getattr(base, knob.field))
         top, step = _top(knob.unit, sizes[knob.unit])
-        slider_pair(col, key, knob.label, top, step, knob.help)
-        values[knob.field] = int(st.session_state[key + "_input"])
+        values[knob.field] = slider_pair(col, _key(kind, knob.field), knob.label, top, step, knob.help,
+                                         int(getattr(base, knob.field)))
     cols[0].button("Defaults of the reference", key=_key(kind, "defaults"), on_click=_set_defaults, args=(kind,),
                    help="Back to the numbers the reference itself uses.")
     counts = ", ".join(f"{sizes[k.unit]:,} {k.unit.replace('rd_', '').replace('lc_', 'LangChain ')}"
@@ -250,7 +246,7 @@ def render_policy(kind: str, t: tc.Transcript, digest: str, counter: str, render
             elif name == "Parameter sweep":
                 render_policy_sweep(kind, t, config, mode, counter, files, digest)
             elif name == "Compare":
-                render_compare(t, counter, lab.policy_spec(config), pricing)
+                render_compare(t, counter, lab.policy_spec(config), pricing, calibrate)
             elif name == "Export":
                 render_policy_export(t, result, config, mode)
 
@@ -355,7 +351,8 @@ def _suggested(t: tc.Transcript, counter: str, current: str) -> list[str]:
     return out
 
 
-def render_compare(t: tc.Transcript, counter: str, current: str, pricing: tc.Pricing | None = None) -> None:
+def render_compare(t: tc.Transcript, counter: str, current: str, pricing: tc.Pricing | None = None,
+                   calibrate: bool = False) -> None:
     """Up to five policies on this conversation, call by call."""
     if "compare_specs" not in st.session_state or st.session_state.get("_compare_for") != (t.id, len(t.messages)):
         st.session_state["compare_specs"] = "\n".join(_suggested(t, counter, current))
@@ -382,11 +379,16 @@ def render_compare(t: tc.Transcript, counter: str, current: str, pricing: tc.Pri
     if not configs:
         st.info("Add a policy, one per line.")
         return
-    cmp = _compare_cached((t.id, len(t.messages), tuple(lines), counter, pricing), t, tuple(configs), counter,
-                          pricing)
+    marks = tuple(k for k, _ in t.marks)
+    cmp = _compare_cached((t.id, len(t.messages), tuple(lines), counter, pricing, calibrate, marks), t,
+                          tuple(configs), counter, pricing, calibrate, marks)
     table = cmp.table
     st.dataframe(table.drop(columns=["kind"]), hide_index=True, key="compare_table",
-                 column_config={"saved_percent": st.column_config.NumberColumn("saved %", format="%.1f")})
+                 column_config=compare_columns(table.columns))
+    if pricing is not None:
+        st.caption(f"Dollars at {md(pricing.name)} prices with the prompt cache"
+                   + (", calibrated on the recorded usage" if calibrate else "")
+                   + ": the same pricing and calibration as the headline above.")
     st.plotly_chart(charts.compare_figure(cmp), key="compare_chart", config={"displaylogo": False})
     st.caption("Which policy clears each tool result, and from which model call on (empty: never):")
     st.plotly_chart(charts.strip_figure(cmp, t.messages), key="compare_strip", config={"displaylogo": False})
@@ -401,10 +403,28 @@ def _add_spec(spec: str) -> None:
     st.session_state["compare_specs"] = "\n".join(lines)
 
 
+def compare_columns(columns: Any) -> dict[str, Any]:
+    """Every column of a comparison with its unit: dollars as dollars, tokens with
+    thousands separators."""
+    out: dict[str, Any] = {}
+    for c in columns:
+        name = str(c)
+        if name.startswith("dollars"):
+            out[name] = st.column_config.NumberColumn(name.replace("_", " ") + " ($)", format="dollar")
+        elif name == "saved_percent":
+            out[name] = st.column_config.NumberColumn("saved %", format="%.1f")
+        elif name not in ("policy", "kind"):
+            unit = "" if name in ("model_calls", "results_cleared", "cache_breaks") or "results" in name \
+                or "references" in name else " (tokens)"
+            out[name] = st.column_config.NumberColumn(name.replace("_", " ") + unit, format="localized")
+    return out
+
+
 @st.cache_resource(max_entries=8, show_spinner="Comparing…")
 def _compare_cached(key: tuple[Any, ...], _t: tc.Transcript, _configs: tuple[Any, ...], counter: str,
-                    _pricing: Any) -> Any:
-    return tc.compare(_t.messages, _configs, counter=counter, pricing=_pricing)
+                    _pricing: Any, calibrate: bool, marks: tuple[int, ...]) -> Any:
+    return tc.compare(_t.messages, _configs, counter=counter, pricing=_pricing, calibrate=calibrate,
+                      compactions=marks)
 
 
 # ------------------------------------------------------------------ export

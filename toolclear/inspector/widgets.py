@@ -9,7 +9,8 @@ import streamlit as st
 
 from toolclear import report
 
-__all__ = ["compact", "md", "plural", "safe", "short", "slider_pair", "sync"]
+__all__ = ["compact", "md", "plural", "safe", "short", "keep_widget_state", "slider_pair", "slider_range", "store",
+           "stored"]
 
 safe = report.display_text
 
@@ -31,11 +32,57 @@ def md(text: object) -> str:
 
 
 
-def sync(src: str, dst: str) -> None:
-    value = st.session_state[src]
-    if dst.endswith("_slider"):  # an exact value past the slider's range puts the thumb at its end
-        value = min(int(value), int(st.session_state.get(f"_{dst.removesuffix('_slider')}_range", value)))
-    st.session_state[dst] = value
+def stored(name: str, default: int) -> int:
+    """The value in use for a slider pair: kept under a key no widget owns, so Streamlit's
+    clean-up of widgets that a run did not draw (another policy picked, the Corpus page
+    open) never drops or resets it."""
+    key = f"_v_{name}"
+    if key not in st.session_state:
+        st.session_state[key] = int(default)
+    return int(st.session_state[key])
+
+
+def store(name: str, value: int) -> None:
+    """Set a slider pair's value in use (the Defaults buttons, the Corpus page's adopt)."""
+    st.session_state[f"_v_{name}"] = int(value)
+
+
+_KEPT_PREFIXES = ("p_", "pr_", "corpus_", "context_window_", "compare_specs")
+_NOT_SETTABLE = ("_defaults", "_button", "_go", "corpus_files", "corpus_runs", "corpus_csv", "corpus_parquet",
+                 "corpus_rec", "_table", "_chart", "_heat", "_dist", "_frontier", "_strip", "_dl_")
+
+
+def keep_widget_state(names: tuple[str, ...]) -> None:
+    """Hand every setting's widget value back to Streamlit at the top of a run.
+
+    Streamlit forgets the value of a widget that a run does not draw (the eino
+    placeholder while Anthropic is picked, every sidebar setting while the Corpus page is
+    open); a value set through the session state is not forgotten. Buttons, uploads,
+    tables and charts are left alone: they hold no setting and cannot be set."""
+    for key in list(st.session_state):
+        k = str(key)
+        if (k in names or k.startswith(_KEPT_PREFIXES)) and not any(x in k for x in _NOT_SETTABLE):
+            st.session_state[k] = st.session_state[k]
+
+
+def _commit(widget: str, name: str) -> None:
+    value = st.session_state.get(widget)
+    if value is not None:
+        store(name, max(0, int(value)))
+
+
+def slider_range(top: int, value: int) -> tuple[int, int]:
+    """A slider's end and step: the end sized to the conversation but never below the
+    value in use (so the thumb always shows it), the step a round number about a
+    hundredth of the range (one key press moves it by an amount a person would type)."""
+    from toolclear.sweep import nice_ceil
+
+    end = max(int(top), 1)
+    if value > end:
+        end = nice_ceil(value)
+    step = max(1, nice_ceil(end / 100)) if end >= 100 else 1
+    end = -(-end // step) * step  # a whole number of steps
+    return end, step
 
 
 def short(text: str, width: int) -> str:
@@ -60,18 +107,20 @@ def plural(n: int, word: str) -> str:
     return f"{n:,} {word}" + ("" if n == 1 else "s")
 
 
-def slider_pair(where: Any, name: str, label: str, top: int, step: int, help: str) -> None:
-    """A slider sized to the transcript and an exact number input, kept in step.
+def slider_pair(where: Any, name: str, label: str, top: int, step: int, help: str, default: int) -> int:
+    """A slider sized to the transcript and an exact number input, kept in step; returns
+    the value in use.
 
-    A slider whose range changes is a new widget to Streamlit, so its value is set again
-    from the number input (the source of truth) whenever the range changes."""
-    slider, exact, marker = f"{name}_slider", f"{name}_input", f"_{name}_range"
-    # the slider spans what this conversation holds, so its useful range is all of it; a
-    # larger exact value (eino's 20,000 on a small run) sits at the slider's end
-    if st.session_state.get(marker) != top:
-        st.session_state[marker] = top
-        st.session_state[slider] = min(int(st.session_state[exact]), top)
-    where.slider(label, 0, top, step=1, key=slider, on_change=sync, args=(slider, exact), help=help,
+    Both widgets are drawn from the stored value on every run and write it back when the
+    user moves either, so neither can show a number other than the one in use, and a
+    range that changes (another file, another counter) never clamps or loses it."""
+    value = stored(name, default)
+    end, slider_step = slider_range(top, value)
+    slider, exact = f"{name}_slider", f"{name}_input"
+    st.session_state[slider] = value
+    st.session_state[exact] = value
+    where.slider(label, 0, end, step=slider_step, key=slider, on_change=_commit, args=(slider, name), help=help,
                  format="localized")
-    where.number_input(f"exact {label.lower()}", 0, None, step=step, key=exact, on_change=sync,
-                       args=(exact, slider), label_visibility="collapsed")
+    where.number_input(f"exact {label.lower()}", 0, None, step=max(step, slider_step), key=exact,
+                       on_change=_commit, args=(exact, name), label_visibility="collapsed")
+    return value

@@ -224,9 +224,10 @@ def _nice(value: float) -> int:
         return 0
     import math
 
-    exp = 10 ** math.floor(math.log10(value))
-    candidates = [m * exp for m in _NICE]
-    return int(round(min(candidates, key=lambda v: abs(v - value))))
+    exp = 10.0 ** math.floor(math.log10(value))
+    candidates: list[float] = [m * exp for m in _NICE]
+    nearest = min(candidates, key=lambda v: abs(v - value))
+    return round(nearest)
 
 
 def spread(a: int, b: int, n: int) -> list[int]:

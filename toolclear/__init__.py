@@ -37,7 +37,7 @@ from .masking import ObservationMaskingConfig
 from .model import Message, MessageStatus, Role, ToolCall, Transcript, Usage
 from .reduction import EinoReductionConfig, Truncated, truncate
 from .result import Replay, ReplayStep, Result, Step
-from .windows import CONTEXT_WINDOWS, context_window, run_model
+from .windows import CONTEXT_WINDOWS, context_window, run_context_window, run_model
 
 __version__ = "0.1.0"
 
@@ -106,6 +106,7 @@ __all__ = [
     "recorded_cost",
     "reduce_by_tokens",
     "replay",
+    "run_context_window",
     "run_model",
     "sweep_corpus",
     "truncate",

@@ -69,6 +69,8 @@ class Pricing:
     as_of: str = ""
     source: str = ""
     cache_write_1h: float | None = None
+    aliases: tuple[str, ...] = ()
+    """Other model names billed at these prices (``pricing_for`` matches them too)."""
     token_scale: float = 1.0
     """The provider's tokens per counted token, before calibration (Claude's tokenizer
     gives about a third more than bytes / 4 on code and logs)."""
@@ -100,7 +102,9 @@ def _presets() -> dict[str, Pricing]:
     data = json.loads(resources.files("toolclear").joinpath("data/pricing.json").read_text("utf-8"))
     out = {}
     for name, d in data["presets"].items():
-        out[name] = Pricing(name=name, **{k: v for k, v in d.items() if k in Pricing.__dataclass_fields__})
+        fields_ = {k: v for k, v in d.items() if k in Pricing.__dataclass_fields__}
+        fields_["aliases"] = tuple(fields_.get("aliases", ()))
+        out[name] = Pricing(name=name, **fields_)
     return out
 
 
@@ -145,7 +149,7 @@ def pricing_for(model: str) -> Pricing:
     if not key:
         raise ConfigError("pricing_for: the log names no model; pick a pricing preset")
     for name, p in _presets().items():
-        if key in (_model_key(name), _model_key(p.model)):
+        if key in (_model_key(name), _model_key(p.model), *map(_model_key, p.aliases)):
             return p
     raise ConfigError(f"pricing_for: no pricing preset for model {model!r}; presets: {', '.join(_presets())}")
 

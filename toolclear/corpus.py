@@ -390,7 +390,7 @@ class CorpusSweep:
         runs = int(per.loc[best, "runs"])
         if not per.loc[best, "gain"] > 0:
             did = "changes nothing" if not (per["cleared"] > 0).any() else "saves nothing"
-            summary = (f"No setting does better than no policy: across {runs:,} runs, every one of the "
+            summary = (f"No setting does better than no policy: across {_runs(runs)}, every one of the "
                        f"{len(per):,} settings {did} in {what} ({unit(per.loc[best, 'without'])} without a "
                        "policy). Try a lower threshold or trigger, or a smaller keep, so that clearing starts "
                        "earlier in these runs; or keep running without this policy." + note)
@@ -402,13 +402,17 @@ class CorpusSweep:
         worst = changed.sort_values(key).head(5)[["run", key, "peak_context", "cache_breaks"]]
         worst_text = (f"it does worst on {worst.iloc[0]['run']} ({unit(worst.iloc[0][key])} saved)"
                       if len(worst) else "it changes no run for the worse")
-        summary = (f"Across {runs:,} runs, {best} sends the least ({what}): {unit(per.loc[best, 'total'])} against "
+        summary = (f"Across {_runs(runs)}, {best} sends the least ({what}): {unit(per.loc[best, 'total'])} against "
                    f"{unit(per.loc[best, 'without'])} without a policy, saving {unit(per.loc[best, 'gain'])}, "
                    f"with {int(per.loc[best, 'breaks']):,} cache breaks and a p99 peak context of "
                    f"{per.loc[best, 'p99_peak']:,.0f} tokens. {len(frontier)} setting(s) are on the frontier of "
                    f"saving, cache breaks and peak context; {worst_text}." + note)
         return Recommendation(self.configs[idx], best, target, summary, frontier.reset_index(),
                               pd.DataFrame(worst).reset_index(drop=True))
+
+
+def _runs(n: int) -> str:
+    return f"{n:,} run" + ("" if n == 1 else "s")
 
 
 def _frontier(per: Any) -> Any:

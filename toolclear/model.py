@@ -104,6 +104,9 @@ class Usage:
     model: str = ""
     timestamp: str = ""
     source: str = ""
+    context_window: int = 0
+    """The model's context window where the log records it (Codex's
+    ``model_context_window``); 0 when it does not."""
 
     @property
     def prompt_tokens(self) -> int:
@@ -119,6 +122,7 @@ class Usage:
             self.model if self.model == other.model else "",
             "",
             self.source if self.source == other.source else "",
+            max(self.context_window, other.context_window),
         )
 
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from .model import Message
 
-__all__ = ["CONTEXT_WINDOWS", "context_window", "run_model"]
+__all__ = ["CONTEXT_WINDOWS", "context_window", "run_context_window", "run_model"]
 
 CONTEXT_WINDOWS: dict[str, int] = {
     "claude-": 200_000,
@@ -46,3 +46,13 @@ def run_model(messages: Sequence[Message]) -> str:
     """The model most of the run's recorded calls name ('' when none is recorded)."""
     names = Counter(m.usage.model for m in messages if m.usage is not None and m.usage.model)
     return names.most_common(1)[0][0] if names else ""
+
+
+def run_context_window(messages: Sequence[Message]) -> int | None:
+    """The context window the log itself records (Codex's ``model_context_window``), or
+    else the window of the model it names; None when neither is known."""
+    recorded = Counter(m.usage.context_window for m in messages if m.usage is not None and m.usage.context_window)
+    if recorded:
+        return recorded.most_common(1)[0][0]
+    model = run_model(messages)
+    return context_window(model) if model else None

@@ -47,6 +47,7 @@ class CodexFormat(FormatReader):
         skipped_reasoning = 0
         usages: dict[int, Usage] = {}
         last_total: Any = None
+        model = ""
         for i, rec in enumerate(jl.value):
             if isinstance(rec, BadLine):
                 b.warnings.append(f"line {rec.line} is not JSON ({rec.error}); kept as it is")
@@ -60,8 +61,11 @@ class CodexFormat(FormatReader):
                 if isinstance(payload.get("id"), str):
                     session = payload["id"]
                 continue
+            if rec.get("type") == "turn_context" and isinstance(payload, dict):
+                model = payload["model"] if isinstance(payload.get("model"), str) else model
+                continue
             if rec.get("type") == "event_msg" and isinstance(payload, dict) and payload.get("type") == "token_count":
-                total = self._record_usage(b, rec, payload, usages, last_total)
+                total = self._record_usage(b, rec, payload, usages, last_total, model)
                 last_total = total if total is not None else last_total
                 continue
             if rec.get("type") != "response_item" or not isinstance(payload, dict):
@@ -78,7 +82,7 @@ class CodexFormat(FormatReader):
 
     @staticmethod
     def _record_usage(b: Builder, rec: dict[str, Any], payload: dict[str, Any], usages: dict[int, Usage],
-                      last_total: Any) -> Any:
+                      last_total: Any, model: str = "") -> Any:
         """A ``token_count`` event: the last model call's usage, given to the latest
         assistant message. Codex repeats an event unchanged; a repeat is skipped."""
         info = payload.get("info")
@@ -99,6 +103,8 @@ class CodexFormat(FormatReader):
             reasoning_tokens=_count(last.get("reasoning_output_tokens")),
             timestamp=str_or_none(rec.get("timestamp")) or "",
             source="event_msg token_count",
+            model=model,
+            context_window=_count(info.get("model_context_window")),
         )
         usages[index] = usages[index] + usage if index in usages else usage
         return total

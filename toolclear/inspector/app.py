@@ -384,7 +384,7 @@ def render_usage(result: tc.Result | tc.Reduction, t: tc.Transcript, config: tc.
 
 def render_replay(rp: tc.Replay, t: tc.Transcript) -> None:
     model = tc.run_model(t.messages)
-    known = tc.context_window(model) if model else None
+    known = tc.run_context_window(t.messages)
     window = st.columns(3)[0].number_input(
         "Model context window (0: none)", 0, None, value=known or 0, step=1000,
         key=f"context_window_{model}",

@@ -21,19 +21,12 @@ NO_PRICING = "(no pricing)"
 
 
 def _default_preset(t: tc.Transcript) -> str:
-    model = tc.run_model(t.messages)
-    names = list(tc.PRICING)
-    if not model:
+    """The preset of the model the log names; none (never a similar-looking one) when no
+    preset covers it."""
+    try:
+        return tc.pricing_for(tc.run_model(t.messages)).name
+    except tc.ConfigError:
         return NO_PRICING
-    best = max(names, key=lambda n: (len(_common(n, model)), -names.index(n)))
-    return best if len(_common(best, model)) >= 8 else NO_PRICING
-
-
-def _common(a: str, b: str) -> str:
-    n = 0
-    while n < min(len(a), len(b)) and a[n] == b[n]:
-        n += 1
-    return a[:n]
 
 
 def render_pricing(t: tc.Transcript) -> tuple[tc.Pricing | None, bool]:
@@ -50,6 +43,10 @@ def render_pricing(t: tc.Transcript) -> tuple[tc.Pricing | None, bool]:
                          help="Prices each model call with a prompt cache (Replay mode). The log's model picks "
                               "the preset when it names a known one.")
     if st.session_state.pricing == NO_PRICING:
+        model = tc.run_model(t.messages)
+        if model and _default_preset(t) == NO_PRICING:
+            st.sidebar.caption(md(f"The log names {model}, which no preset covers: pick the preset billed like "
+                                  "it, if any, to see dollars."))
         return None, False
     base = tc.PRICING[st.session_state.pricing]
     st.sidebar.caption(md(f"{base.name}: as of {base.as_of}, from {base.source}"))

@@ -11,8 +11,17 @@ fi
 stamp=.venv/.toolclear-installed
 want=$(cat requirements-dev.txt pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
-  .venv/bin/python -m pip install -q -r requirements-dev.txt 2>&1 | grep -v "^WARNING: Location" || true
+  start=$(date +%s)
+  if command -v uv >/dev/null 2>&1; then
+    echo "setup: installing toolclear and what the app and tests need into .venv with uv (about 30 s)..." >&2
+    uv pip install -q --python .venv/bin/python -r requirements-dev.txt
+  else
+    echo "setup: installing toolclear and what the app and tests need into .venv with pip" \
+         "(the first time about 2 to 4 minutes; later runs skip this until requirements change)..." >&2
+    .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
+    .venv/bin/python -m pip install -q -r requirements-dev.txt 2>&1 | grep -v "^WARNING: Location" || true
+  fi
+  echo "setup: done in $(( $(date +%s) - start )) s" >&2
   echo "$want" > "$stamp"
 fi
 .venv/bin/python -c "import toolclear, streamlit, plotly, pandas, tiktoken, yaml, playwright" \

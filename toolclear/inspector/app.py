@@ -335,8 +335,11 @@ def render_metrics(summary: schema.SummaryDict, mode: schema.Mode) -> None:
     bottom[2].metric("Saved in history", f"{summary['tokens_saved']:,}", f"{summary['saved_percent']:.1f}%",
                      delta_color="off", delta_arrow="off",
                      help="Tokens the policy takes out of the final history (not summed over model calls).")
+    sent, unreduced = summary.get("tokens_sent", 0), summary.get("tokens_sent_unreduced", 0)
+    if summary["tokens_saved"] < 0 or (mode == "replay" and sent > unreduced):
+        st.caption("The saving is negative: the placeholder left in a result is longer than the result it "
+                   "replaced (short outputs cost more once masked), so the policy adds tokens here.")
     if mode == "replay":
-        sent, unreduced = summary.get("tokens_sent", 0), summary.get("tokens_sent_unreduced", 0)
         bottom[3].metric("Saved, all calls", compact(unreduced - sent),
                          help=f"{unreduced - sent:,} input tokens saved, summed over the run's {summary.get('model_calls', 0):,} model calls: "
                          f"{unreduced:,} without the policy, {sent:,} with it.")

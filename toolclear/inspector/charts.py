@@ -259,10 +259,17 @@ def replay_figure(rp: Replay, *, height: int = 380, marks: Sequence[tuple[int, s
             hovertext=["yes: the cached prompt prefix is lost" if b else "no" for b in breaks[clears]],
             hovertemplate="call at #%{x}: cleared %{customdata}; cache break: %{hovertext}<extra></extra>",
         ))
-    if window and len(x):
+    shapes, notes = _mark_shapes(marks, 0.0)
+    peak = float(max(unreduced.max() if len(unreduced) else 0, sent.max() if len(sent) else 0))
+    if window and len(x) and window <= 2.5 * max(peak, 1):
         fig.add_trace(go.Scatter(x=[x[0], x[-1]], y=[window, window], name=f"context window {window:,}",
                                  mode="lines", line={"color": "#9467bd", "width": 2}, hoverinfo="skip"))
-    shapes, notes = _mark_shapes(marks, 0.0)
+    elif window and len(x):
+        # a 1M-token line would flatten a small run onto the floor: say where the window is instead
+        notes = [*notes, {"text": f"context window {window:,} tokens, off the chart: the run peaks at "
+                                  f"{int(peak):,} ({100 * peak / window:.1f} % of it)",
+                          "xref": "paper", "yref": "paper", "x": 0.99, "y": 0.99, "xanchor": "right",
+                          "showarrow": False, "font": {"color": "#9467bd", "size": 12}}]
     fig.update_layout(
         height=height, margin={"l": 10, "r": 10, "t": 20, "b": 10}, shapes=shapes, annotations=notes,
         # below the plot: above it the chart's toolbar covered the legend

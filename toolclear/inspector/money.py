@@ -94,6 +94,11 @@ def render_cost_headline(result: Any, pricing: tc.Pricing | None, calibrate: boo
                    help="Clearing breaks the cached prefix: the calls after a break pay to write the rest again. "
                         "Tokens saved can still cost dollars.")
     cols[3].metric("Cache breaks cost", usd(sum(r.break_dollars for r in c.calls)))
+    if t.marks:
+        st.caption(f"The log compacted its context {len(t.marks)} time(s). The dollars follow it: a call after a "
+                   "compaction sent only the summary and what came after, so clearing a result from before it "
+                   "saves no money. The token figures above count the whole recorded run, as if it had never "
+                   "compacted: that is why they can show a saving the dollars do not.")
     if saved < 0:
         st.warning(f"At these settings the policy costs {usd(-saved)} more than doing nothing: the cache "
                    "breaks cost more than the tokens it saves.")

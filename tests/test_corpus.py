@@ -102,14 +102,41 @@ def test_aggregates_and_recommendation(small) -> None:
     sw = tc.sweep_corpus(tc.load_corpus(small / "cc"), CONFIGS, pricing="claude-opus-4-5", engine="serial")
     agg = sw.aggregates()
     assert list(agg.index) == list(sw.labels) and "dollars_saved_p90" in agg.columns
-    rec = sw.recommend()
-    totals = sw.table.groupby("config")["dollars"].sum()
-    assert rec.label == totals.idxmin() and rec.config in CONFIGS and "runs" in rec.summary
-    assert len(rec.frontier) >= 1 and len(rec.worst_runs) >= 1
+    df = sw.table
+    per = df.assign(net=df["dollars"] + df["refetch_dollars"]).groupby("config").agg(
+        net=("net", "sum"), without=("dollars_without_policy", "sum"), needed=("needed_results", "sum"),
+        calls=("model_calls", "sum"))
+    for budget in (float("inf"), 5.0, 0.0):
+        ok = per[(100 * per["needed"] / per["calls"] <= budget) & (per["net"] < per["without"])]
+        rec = sw.recommend(loss_budget=budget)
+        if ok.empty:
+            assert rec.config is None and rec.summary.startswith("No setting does better"), rec.summary
+            continue
+        assert rec.label == ok["net"].idxmin() and rec.config in CONFIGS and "runs" in rec.summary
+        assert len(rec.frontier) >= 1
+        assert not rec.frontier.duplicated(["tokens_saved", "needed_results", "cache_breaks",
+                                             "p99_peak_context_tokens"]).any()
     tight = sw.recommend(objective="tokens", max_context=1)
-    assert "ignored" in tight.summary
+    assert tight.config is None and "p99 peak under 1 tokens" in tight.summary
     limit = int(sw.table["peak_context"].max())
-    assert sw.recommend(max_context=limit).label in sw.labels
+    loose = sw.recommend(objective="tokens", max_context=limit, loss_budget=float("inf"))
+    assert loose.label in sw.labels
+
+
+def test_a_setting_that_changes_nothing_is_never_recommended(small) -> None:
+    """A grid whose every setting is a no-op: the recommendation says so, the frontier is empty."""
+    noop = tc.grid(tc.ClearToolResultConfig(), threshold=[10**9], keep=[10**9, 2 * 10**9])
+    sw = tc.sweep_corpus(tc.load_corpus(small / "cc"), noop, pricing="claude-opus-4-5", engine="serial")
+    rec = sw.recommend()
+    assert rec.config is None and "changes nothing" in rec.summary and rec.frontier.empty
+
+
+def test_grids_are_numbers_a_person_types() -> None:
+    from toolclear.corpus import spread
+
+    assert spread(5_000, 40_000, 4) == [5_000, 10_000, 20_000, 40_000]
+    assert spread(0, 40_000, 5) == [0, 10_000, 20_000, 30_000, 40_000]
+    assert spread(10_000, 80_000, 4) == [10_000, 20_000, 40_000, 80_000]
 
 
 def test_grid_and_engine_errors() -> None:
@@ -136,9 +163,12 @@ def test_cli_corpus_writes_the_table_and_recommends(small, tmp_path, suffix) -> 
     table = {".csv": pd.read_csv, ".parquet": pd.read_parquet, ".json": pd.read_json}[suffix](out)
     want = tc.sweep_corpus(tc.load_corpus([small / "cc", small / "broken.json"]),
                            tc.grid(tc.ClearToolResultConfig(), threshold=[5000, 20000], keep=[10000, 40000]),
-                           pricing="claude-opus-4-5", engine="serial")
+                           pricing="claude-opus-4-5", engine="serial", calibrate=True)
     assert list(table["tokens_sent"]) == list(want.table["tokens_sent"])
-    assert "skipped broken.json" in err and "sends the least (dollars)" in err
+    # the CLI calibrates by default, and prices as the library does
+    assert list(table["dollars"].round(6)) == list(want.table["dollars"].round(6))
+    assert list(table["needed_results"]) == list(want.table["needed_results"])
+    assert "skipped broken.json" in err and want.recommend().summary in err
 
 
 @pytest.mark.parametrize("args,message", [

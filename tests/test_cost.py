@@ -9,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 import toolclear as tc
+from toolclear.report import usd
 from toolclear.billing import compactions_of
 
 from .conftest import CORPUS_FILES, corpus_id
@@ -263,19 +264,32 @@ def test_cli_reduce_replay_prints_the_cost_table_and_reports_it(tmp_path) -> Non
 def test_cli_compare_gets_a_dollars_column() -> None:
     from .test_cli import run as cli
 
-    code, out, err = cli("compare", str(CC), "--pricing", "gpt-5", "--policy", "anthropic:trigger=20000",
-                         "--json")
-    assert code == 0, err
-    row = __import__("json").loads(out)["policies"][0]
     t = tc.load(CC)
-    c = tc.cost(tc.replay(t.messages, tc.AnthropicClearToolUsesConfig(20_000)), "gpt-5")
-    assert row["dollars"] == pytest.approx(c.dollars, abs=1e-6)
-    assert row["dollars_saved"] == pytest.approx(c.dollars_saved, abs=1e-6)
+    for flag, calibrate in (("--calibrate", True), ("--no-calibrate", False)):
+        code, out, err = cli("compare", str(CC), "--pricing", "gpt-5", "--policy", "anthropic:trigger=20000",
+                             "--json", flag)
+        assert code == 0, err
+        row = __import__("json").loads(out)["policies"][0]
+        c = tc.cost(tc.replay(t.messages, tc.AnthropicClearToolUsesConfig(20_000)), "gpt-5", calibrate=calibrate,
+                    compactions=[k for k, _ in t.marks])
+        assert row["dollars"] == pytest.approx(c.dollars, abs=1e-6), flag
+        assert row["dollars_saved"] == pytest.approx(c.dollars_saved, abs=1e-6)
+        # the same dollars through reduce, which prices one run
+        code, _, err = cli("reduce", str(CC), "--pricing", "gpt-5", "--policy", "anthropic:trigger=20000", flag,
+                           "-o", "/dev/null")
+        assert code == 0 and usd(c.dollars) in err, err
+
+
+def test_reduce_with_pricing_replays() -> None:
+    from .test_cli import run as cli
+
+    code, _, err = cli("reduce", str(CC), "--pricing", "gpt-5", "-o", "/dev/null")
+    assert code == 0 and "prompt-cache break(s)" in err and "cost of" in err, err
 
 
 @pytest.mark.parametrize("args,message", [
     (["--pricing", "gpt-9", "--replay"], "no pricing preset 'gpt-9'"),
-    (["--pricing", "gpt-5"], "--pricing needs --replay"),
+    (["--pricing", "auto", "--price-input", "3"], "--pricing auto takes each log's own model's prices"),
     (["--price-input", "3", "--replay"], "give at least --price-input and --price-output"),
     (["--price-input", "-3", "--price-output", "1", "--replay"], "expected dollars per million tokens >= 0"),
 ])
@@ -290,7 +304,7 @@ def test_cli_custom_prices_override_a_preset(tmp_path) -> None:
     from .test_cli import run as cli
 
     code, _, err = cli("reduce", str(CC), "--replay", "--pricing", "claude-sonnet-4-5", "--price-input", "30",
-                       "--cache", "none", "--overhead", "1000", "-o", str(tmp_path / "o.jsonl"))
+                       "--cache", "none", "--overhead", "1000", "--no-calibrate", "-o", str(tmp_path / "o.jsonl"))
     assert code == 0, err
     t = tc.load(CC)
     p = tc.Pricing(**{**tc.PRICING["claude-sonnet-4-5"].__dict__, "input": 30.0, "cache": "none",

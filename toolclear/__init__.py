@@ -33,6 +33,7 @@ from .errors import (
 from .formats import FormatInfo, dump, dump_all, list_formats, load, load_all
 from .lab import Comparison, apply, compare, replay
 from .langchain_edit import LangChainClearToolUsesConfig
+from .lost import Losses, LostReference, losses
 from .masking import ObservationMaskingConfig
 from .model import Message, MessageStatus, Role, ToolCall, Transcript, Usage
 from .reduction import EinoReductionConfig, Truncated, truncate
@@ -106,6 +107,9 @@ __all__ = [
     "recorded_cost",
     "reduce_by_tokens",
     "replay",
+    "losses",
+    "Losses",
+    "LostReference",
     "run_context_window",
     "run_model",
     "sweep_corpus",

@@ -27,7 +27,7 @@ import json
 import math
 from array import array
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cache, cached_property
 from importlib import resources
@@ -189,6 +189,30 @@ class Cost:
     scale: float = 1.0
     calibrated_on: int = 0
     """How many calls' recorded usage the overhead and scale were fitted on (0: none)."""
+    _result: Any = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def losses(self) -> Any:
+        """What the policy lost (``toolclear.losses`` of the priced replay), found when
+        first asked: pricing alone never pays for it."""
+        from .lost import losses
+
+        return losses(self._result)
+
+    @property
+    def refetch_tokens(self) -> int:
+        """The needed results' tokens: what the agent re-reads to get them back once."""
+        return int(self.losses.refetch_tokens) if self._result is not None else 0
+
+    @property
+    def refetch_dollars(self) -> float:
+        """Each needed result re-read once, as uncached input at the run's price."""
+        return self.refetch_tokens * self.scale * self.pricing.input / 1e6
+
+    @property
+    def net_dollars_saved(self) -> float:
+        """The saving less what re-fetching the needed results costs."""
+        return self.dollars_saved - self.refetch_dollars
 
     @cached_property
     def calls(self) -> tuple[CallCost, ...]:
@@ -768,6 +792,7 @@ def cost(result: Result, pricing: Pricing | str, *, calibrate: bool = False,
         columns=with_,
         columns_without_policy=without,
         pricing=p, assumptions=tuple(notes), overhead_tokens=overhead, scale=scale, calibrated_on=used,
+        _result=result,
     )
 
 

@@ -28,6 +28,8 @@ __all__ = ["Corpus", "CorpusFile", "CorpusSweep", "Recommendation", "grid", "loa
            "sweep_corpus"]
 
 Engine = Literal["serial", "process", "dask"]
+DEFAULT_LOSS_BUDGET = 5.0
+"""``recommend``'s default: at most 5 needed results per 100 model calls over the corpus."""
 _MAX_MEMBER = 2 * 1024**3
 
 
@@ -249,9 +251,10 @@ def spread(a: int, b: int, n: int) -> list[int]:
 
 # ------------------------------------------------------------------ sweeping
 
-ROW_FIELDS = ("run", "file", "conversation", "config", "policy", "messages", "tool_result_tokens", "tokens_sent",
-              "tokens_sent_unreduced", "tokens_saved", "peak_context", "results_cleared", "cache_breaks", "pricing",
-              "dollars", "dollars_without_policy", "dollars_saved", "error")
+ROW_FIELDS = ("run", "file", "conversation", "config", "policy", "messages", "model_calls", "tool_result_tokens",
+              "tokens_sent", "tokens_sent_unreduced", "tokens_saved", "peak_context", "results_cleared",
+              "cache_breaks", "needed_results", "lost_references", "refetch_tokens", "pricing", "dollars",
+              "dollars_without_policy", "dollars_saved", "refetch_dollars", "net_dollars_saved", "error")
 
 
 def _run_pricing(pricing: Any, messages: Sequence[Any]) -> Any:
@@ -271,7 +274,7 @@ def _rows_for_file(f: CorpusFile, fmt: str, configs: Sequence[Any], labels: Sequ
     from ._offload import MemoryBackend
     from .billing import cost
     from .counters import count_tokens
-    from .lab import apply, policy_name, replay
+    from .lab import apply, loss_columns, policy_name, replay
     from .reduction import EinoReductionConfig
 
     try:
@@ -306,13 +309,16 @@ def _rows_for_file(f: CorpusFile, fmt: str, configs: Sequence[Any], labels: Sequ
                     r = apply(t.messages, cfg, backend=backend, counter=counter)
                 calls = r.model_call_steps
                 row.update(tokens_sent=r.tokens_sent, tokens_sent_unreduced=r.tokens_sent_unreduced,
-                           tokens_saved=r.tokens_sent_unreduced - r.tokens_sent,
+                           tokens_saved=r.tokens_sent_unreduced - r.tokens_sent, model_calls=len(calls),
                            peak_context=max((s.context_tokens for s in calls), default=0),
                            results_cleared=len(r.cleared_indices), cache_breaks=r.cache_breaks)
-                if run_pricing is not None and mode == "replay":
-                    c = cost(r, run_pricing, calibrate=calibrate, compactions=[k for k, _ in t.marks])
+                c = cost(r, run_pricing, calibrate=calibrate, compactions=[k for k, _ in t.marks]) \
+                    if run_pricing is not None and mode == "replay" else None
+                row.update(loss_columns(r, c.losses if c is not None else None))
+                if c is not None:
                     row.update(dollars=c.dollars, dollars_without_policy=c.dollars_without_policy,
-                               dollars_saved=c.dollars_saved)
+                               dollars_saved=c.dollars_saved, refetch_dollars=c.refetch_dollars,
+                               net_dollars_saved=c.net_dollars_saved)
             except ToolclearError as exc:
                 row["error"] = str(exc)
             rows.append(tuple(row.get(k) for k in ROW_FIELDS))  # tuples: cheaper to send back and to tabulate
@@ -360,53 +366,70 @@ class CorpusSweep:
         out.columns = [f"{m}_{'p90' if a == '<lambda_0>' else a}" for m, a in out.columns]
         return out.reindex([lab for lab in self.labels if lab in out.index])
 
-    def recommend(self, objective: Literal["cost", "tokens"] = "cost", max_context: int | None = None
-                  ) -> Recommendation:
-        """The config that minimises the objective (dollars, or tokens sent, over every
-        run) among those whose p99 run stays under ``max_context`` tokens; when none of
-        them does better than no policy at all, the summary says so and what to try."""
+    def recommend(self, objective: Literal["cost", "tokens"] = "cost", max_context: int | None = None,
+                  loss_budget: float | None = None) -> Recommendation:
+        """The cheapest config (dollars, or tokens sent, over every run, each needed result
+        re-read once counted in) whose loss stays within ``loss_budget`` needed results per
+        100 model calls (default ``DEFAULT_LOSS_BUDGET``; ``float("inf")`` for none) and whose
+        p99 run stays under ``max_context`` tokens. When no config within the budget does
+        better than no policy at all, the summary says so and what to try."""
         import pandas as pd
 
+        budget = DEFAULT_LOSS_BUDGET if loss_budget is None else loss_budget
         df = self.table[self.table["error"] == ""]
         if df.empty:
             raise ConfigError("nothing could be read: no run to recommend from")
         use_cost = objective == "cost" and df["dollars"].notna().any()
+        df = df.assign(_cost=df["dollars"] + df["refetch_dollars"].fillna(0) if use_cost
+                       else df["tokens_sent"] + df["refetch_tokens"])
         target = "dollars" if use_cost else "tokens_sent"
         baseline = "dollars_without_policy" if use_cost else "tokens_sent_unreduced"
         per = df.groupby("config", sort=False).agg(
-            total=(target, "sum"), without=(baseline, "sum"), saved=("tokens_saved", "sum"),
-            cleared=("results_cleared", "sum"), breaks=("cache_breaks", "sum"),
-            p99_peak=("peak_context", lambda s: s.quantile(0.99)), runs=("run", "count"))
+            total=("_cost", "sum"), without=(baseline, "sum"), saved=("tokens_saved", "sum"),
+            cleared=("results_cleared", "sum"), breaks=("cache_breaks", "sum"), needed=("needed_results", "sum"),
+            calls=("model_calls", "sum"), p99_peak=("peak_context", lambda s: s.quantile(0.99)),
+            runs=("run", "count"))
         per["gain"] = per["without"] - per["total"]
-        allowed = per if max_context is None else per[per["p99_peak"] <= max_context]
-        note = ""
-        if allowed.empty:
-            allowed, note = per, f" No setting keeps the p99 run under {max_context:,} tokens; the limit is ignored."
-        best = str(allowed.sort_values(["total", "breaks"], kind="stable").index[0])
-        idx = self.labels.index(best)
+        per["needed_per_100_calls"] = (100 * per["needed"] / per["calls"].where(per["calls"] > 0)).fillna(0.0)
+        allowed = per[per["needed_per_100_calls"] <= budget]
+        if max_context is not None:
+            allowed = allowed[allowed["p99_peak"] <= max_context]
         frontier = _frontier(per)
         unit = (lambda v: f"${v:,.2f}") if use_cost else (lambda v: f"{v:,.0f} tokens")
         what = "dollars" if use_cost else "input tokens"
-        runs = int(per.loc[best, "runs"])
-        if not per.loc[best, "gain"] > 0:
-            did = "changes nothing" if not (per["cleared"] > 0).any() else "saves nothing"
+        runs = int(per["runs"].max())
+        limits = f"at most {budget:g} needed result(s) per 100 model calls" + (
+            f" and a p99 peak under {max_context:,} tokens" if max_context is not None else "")
+        saving = allowed[allowed["gain"] > 0]
+        if saving.empty:
+            over = int((per["needed_per_100_calls"] > budget).sum())
+            did = ("changes nothing" if not (per["cleared"] > 0).any() else
+                   f"saves nothing within {limits}" if over or max_context is not None else "saves nothing")
             summary = (f"No setting does better than no policy: across {_runs(runs)}, every one of the "
-                       f"{len(per):,} settings {did} in {what} ({unit(per.loc[best, 'without'])} without a "
-                       "policy). Try a lower threshold or trigger, or a smaller keep, so that clearing starts "
-                       "earlier in these runs; or keep running without this policy." + note)
+                       f"{len(per):,} settings {did} ({unit(float(per['without'].max()))} in {what} without a "
+                       "policy, each needed result re-read once counted in"
+                       + (f"; {over} setting(s) clear results the agent used later, over the loss budget" if over
+                          else "") + "). Try a lower threshold or trigger, or a smaller keep, so that clearing "
+                       "starts earlier; a larger loss budget if re-reads are cheap for your agent; or keep running "
+                       "without this policy.")
             return Recommendation(None, "", target, summary, frontier.reset_index(),
                                   pd.DataFrame(columns=["run", "dollars_saved" if use_cost else "tokens_saved"]))
+        best = str(saving.sort_values(["total", "needed", "breaks"], kind="stable").index[0])
+        idx = self.labels.index(best)
         mine = df[df["config"] == best]
-        key = "dollars_saved" if use_cost else "tokens_saved"
+        key = "net_dollars_saved" if use_cost else "tokens_saved"
         changed = mine[(mine["results_cleared"] > 0) | (mine["tokens_saved"] != 0)]
-        worst = changed.sort_values(key).head(5)[["run", key, "peak_context", "cache_breaks"]]
+        worst = changed.sort_values(key).head(5)[["run", key, "needed_results", "peak_context", "cache_breaks"]]
         worst_text = (f"it does worst on {worst.iloc[0]['run']} ({unit(worst.iloc[0][key])} saved)"
                       if len(worst) else "it changes no run for the worse")
-        summary = (f"Across {_runs(runs)}, {best} sends the least ({what}): {unit(per.loc[best, 'total'])} against "
-                   f"{unit(per.loc[best, 'without'])} without a policy, saving {unit(per.loc[best, 'gain'])}, "
-                   f"with {int(per.loc[best, 'breaks']):,} cache breaks and a p99 peak context of "
-                   f"{per.loc[best, 'p99_peak']:,.0f} tokens. {len(frontier)} setting(s) are on the frontier of "
-                   f"saving, cache breaks and peak context; {worst_text}." + note)
+        b = per.loc[best]
+        summary = (f"Across {_runs(runs)}, {best} costs the least within {limits} ({what}, each needed result "
+                   f"re-read once counted in): {unit(b['total'])} against {unit(b['without'])} without a policy, "
+                   f"saving {unit(b['gain'])}; it clears {int(b['cleared']):,} result(s) of which "
+                   f"{int(b['needed']):,} were needed later ({b['needed_per_100_calls']:.1f} per 100 calls), with "
+                   f"{int(b['breaks']):,} cache breaks and a p99 peak context of {b['p99_peak']:,.0f} tokens. "
+                   f"{len(frontier)} setting(s) are on the frontier of saving, loss, cache breaks and peak "
+                   f"context; {worst_text}.")
         return Recommendation(self.configs[idx], best, target, summary, frontier.reset_index(),
                               pd.DataFrame(worst).reset_index(drop=True))
 
@@ -419,19 +442,20 @@ def _frontier(per: Any) -> Any:
     """The settings no other beats on every axis (more saved, fewer cache breaks, a lower
     p99 peak), with settings of identical outcome shown once and settings that change
     nothing left out: a frontier of trade-offs, not of ties."""
-    axes = ["saved", "breaks", "p99_peak"]
+    axes = ["saved", "needed", "breaks", "p99_peak"]
     live = per[(per["cleared"] > 0) | (per["saved"] != 0)]
     distinct = live.drop_duplicates(subset=axes, keep="first")
     rows = list(distinct[axes].itertuples(index=False, name=None))
 
     def beaten(r: tuple[Any, ...]) -> bool:
-        return any(o != r and o[0] >= r[0] and o[1] <= r[1] and o[2] <= r[2] for o in rows)
+        return any(o != r and o[0] >= r[0] and o[1] <= r[1] and o[2] <= r[2] and o[3] <= r[3] for o in rows)
 
-    keep = [not beaten(r) for r in rows]
-    out = distinct[keep]
-    return out[["saved", "breaks", "p99_peak", "total", "without", "gain", "runs"]].rename(columns={
-        "saved": "tokens_saved", "breaks": "cache_breaks", "p99_peak": "p99_peak_context_tokens",
-        "total": "objective_total", "without": "objective_without_policy", "gain": "objective_saved"})
+    out = distinct.iloc[[k for k, r in enumerate(rows) if not beaten(r)]]
+    return out[["saved", "needed", "needed_per_100_calls", "breaks", "p99_peak", "total", "without", "gain",
+                "runs"]].rename(columns={
+        "saved": "tokens_saved", "needed": "needed_results", "breaks": "cache_breaks",
+        "p99_peak": "p99_peak_context_tokens", "total": "objective_total", "without": "objective_without_policy",
+        "gain": "objective_saved"})
 
 
 _SHARED: tuple[Any, ...] = ()

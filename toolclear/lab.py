@@ -225,7 +225,8 @@ class Comparison:
         import pandas as pd
 
         rows = []
-        for label, cfg, r in zip(self.labels, self.configs, self.results):
+        priced = list(self.costs) or [None] * len(self.results)
+        for label, cfg, r, c in zip(self.labels, self.configs, self.results, priced):
             calls = r.model_call_steps
             sent, unreduced = r.tokens_sent, r.tokens_sent_unreduced
             rows.append({
@@ -241,14 +242,26 @@ class Comparison:
                 "results_cleared": len(r.cleared_indices),
                 "cache_breaks": r.cache_breaks,
                 "final_tokens": r.tokens_after,
+                **loss_columns(r, c.losses if c is not None else None),
             })
         for k, c in enumerate(self.costs):
             # dollars first, right after the policy: they are what a user decides on
             rows[k] = {"policy": rows[k]["policy"], "dollars": round(c.dollars, 6),
                        "dollars_without_policy": round(c.dollars_without_policy, 6),
                        "dollars_saved": round(c.dollars_saved, 6),
+                       "refetch_dollars": round(c.refetch_dollars, 6),
+                       "net_dollars_saved": round(c.net_dollars_saved, 6),
                        **{key: v for key, v in rows[k].items() if key != "policy"}}
         return pd.DataFrame(rows)
+
+
+def loss_columns(result: Result, lost: Any = None) -> dict[str, int]:
+    """What a result lost (``toolclear.losses``, unless already found), as table columns."""
+    from .lost import losses
+
+    lost = lost if lost is not None else losses(result)
+    return {"needed_results": len(lost.needed), "lost_references": len(lost.references),
+            "refetch_tokens": lost.refetch_tokens}
 
 
 def _label(config: Any) -> str:

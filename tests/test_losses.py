@@ -1,0 +1,175 @@
+"""toolclear.losses: each rule of the definition, a naive implementation of it written
+straight from the issue's text (contexts rebuilt at every call), and its properties."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import toolclear as tc
+from toolclear.lost import message_text, pieces, terms
+
+from .conftest import CORPUS, hypothesis_examples
+
+
+# ------------------------------------------------------------------ the rules, one by one
+
+
+def test_terms_are_identifier_like_runs() -> None:
+    assert terms("see src/app/main.py:42 and foo_bar and getUserName") == {"src/app/main.py:42", "getUserName"}
+    assert terms("plainwords everywhere here") == set()  # no digit, _, /, ., : or camel hump
+    assert terms("short_1") == set()  # under 8
+    assert terms("x" * 201 + "_1") == set()  # a blob, not a term
+    assert terms("...config.yaml:") == {"config.yaml"}  # stripped of . / : - at both ends
+    assert terms("fmt.Errorf t.Parallel np.array os.path.join json.loads") == set()  # the language
+    assert terms("collections.OrderedDict") == set()  # a stdlib module heads it
+    assert terms("noqa:E501 nolint:errcheck type:ignore[attr]") == set()
+    assert terms("myrepo.Storer.RemoveReference") == {"myrepo.Storer.RemoveReference"}
+
+
+def test_pieces_run_from_a_component_start_to_a_component_end() -> None:
+    assert pieces("repo.Storer.RemoveReference") == {
+        "repo.Storer.RemoveReference", "repo.Storer", "Storer.RemoveReference", "RemoveReference"}
+    assert pieces("a/b/c/ddddddddd.py") == {"a/b/c/ddddddddd.py", "b/c/ddddddddd.py", "c/ddddddddd.py",
+                                            "ddddddddd.py", "a/b/c/ddddddddd", "b/c/ddddddddd", "c/ddddddddd",
+                                            "ddddddddd"}
+
+
+def test_message_text_takes_tool_call_argument_values_not_keys() -> None:
+    m = tc.Message(role="assistant", content="reading", tool_calls=(
+        tc.ToolCall(id="1", name="read", arguments=json.dumps({"file_path": "src/x_y.py", "n": [1, "b_c_d_e_f"]})),
+        tc.ToolCall(id="2", name="sh", arguments="not json at all_1"),
+    ))
+    text = message_text(m)
+    assert "src/x_y.py" in text and "b_c_d_e_f" in text and "not json at all_1" in text
+    assert "file_path" not in text
+    assert message_text(tc.Message(role="user", content="u", tool_calls=())) == "u"
+
+
+# ------------------------------------------------------------------ the naive reference
+
+
+def naive(result: tc.Result, original: list[tc.Message]) -> tuple[set[tuple[int, int, tuple[str, ...]]], set[int]]:
+    """The definition as written: at every call, rebuild both contexts from scratch."""
+    changed_by: dict[int, int] = {}
+    refs = set()
+    for k, step in enumerate(result.steps):
+        for i in step.changed_indices:
+            changed_by.setdefault(i, k)
+        c = step.call_index
+        if c >= len(original) or original[c].role != "assistant":
+            continue
+        changed = {i for i, at in changed_by.items() if at <= k}
+        unreduced = set().union(*(pieces(message_text(m)) for m in original[:c])) if c else set()
+        reduced = set().union(*(pieces(message_text(result.messages[i] if i in changed else original[i]))
+                                for i in range(c))) if c else set()
+        lost = {t for t in terms(message_text(original[c])) if t in unreduced and t not in reduced}
+        for i in sorted(changed):
+            mine = tuple(sorted(t for t in lost if t in pieces(message_text(original[i]))))
+            if mine:
+                refs.add((c, i, mine))
+    return refs, {i for _, i, _ in refs}
+
+
+REAL = [CORPUS / "claude_code" / n for n in (
+    "entire-cli_cc-2.1.4_task-skill-askuser_d3-7d736cbc10.jsonl",
+    "entire-cli_cc-2.0.76_background-tasks_f8-10e13fce67.jsonl",
+    "entire-cli_cc-2.1.36_progress-events_91-b42542f24f.jsonl")] + [
+    CORPUS / "swe_agent" / "swe-agent_gpt4_pydicom-1458.traj",
+    CORPUS / "openai_chat" / "mini-swe-agent_deepseek-chat_marshmallow-1343.traj.json"]
+POLICIES = [tc.ClearToolResultConfig(5_000, 10_000), tc.ObservationMaskingConfig.swe_agent(n=3),
+            tc.AnthropicClearToolUsesConfig(trigger_input_tokens=10_000, keep_tool_uses=2),
+            tc.LangChainClearToolUsesConfig(trigger=8_000, keep=2)]
+
+
+@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name[:40])
+def test_losses_equal_the_definition_rebuilt_at_every_call(path) -> None:
+    t = tc.load_all(path)[0]
+    found = 0
+    for config in POLICIES:
+        r = tc.replay(t.messages, config)
+        lost = tc.losses(r)
+        refs, needed = naive(r, list(t.messages))
+        assert {(x.call_index, x.message_index, x.terms) for x in lost.references} == refs
+        assert set(lost.needed) == needed and list(lost.needed) == sorted(lost.needed)
+        counts = r.token_counts_original or r.token_counts
+        assert lost.refetch_tokens == sum(counts[i] for i in needed)
+        found += len(needed)
+    if path.parent.name == "claude_code":
+        assert found > 0  # these runs do lose something under these policies
+
+
+def test_cost_prices_the_refetch_as_uncached_input() -> None:
+    t = tc.load_all(REAL[0])[0]
+    r = tc.replay(t.messages, tc.ClearToolResultConfig(5_000, 10_000))
+    c = tc.cost(r, "claude-sonnet-4-5")
+    assert c.refetch_tokens == tc.losses(r).refetch_tokens > 0
+    assert c.refetch_dollars == pytest.approx(c.refetch_tokens * c.scale * 3.0 / 1e6)
+    assert c.net_dollars_saved == pytest.approx(c.dollars_saved - c.refetch_dollars)
+    table = tc.compare(t.messages, [r.config], pricing="claude-sonnet-4-5").table
+    assert int(table["needed_results"].iloc[0]) == len(tc.losses(r).needed)
+    assert table["net_dollars_saved"].iloc[0] == pytest.approx(round(c.net_dollars_saved, 6))
+
+
+# ------------------------------------------------------------------ properties
+
+WORDS = ["src/app/main_1.py", "repo.Storer.RemoveReference", "getUserName", "build_42", "plain", "words",
+         "config.yaml:12", "a_b_c_d_e"]
+
+
+@st.composite
+def runs(draw):
+    msgs = [tc.Message(role="system", content=" ".join(draw(st.lists(st.sampled_from(WORDS), max_size=3))))]
+    for k in range(draw(st.integers(1, 8))):
+        words = draw(st.lists(st.sampled_from(WORDS), max_size=4))
+        msgs.append(tc.Message(role="user", content=" ".join(draw(st.lists(st.sampled_from(WORDS), max_size=2)))))
+        msgs.append(tc.Message(role="assistant", content=" ".join(words), tool_calls=(
+            tc.ToolCall(id=f"c{k}", name="read", arguments=json.dumps({"p": draw(st.sampled_from(WORDS))})),)))
+        msgs.append(tc.Message(role="tool", tool_call_id=f"c{k}", tool_name="read",
+                               content=" ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4)))))
+    msgs.append(tc.Message(role="assistant", content=" ".join(draw(st.lists(st.sampled_from(WORDS), max_size=4)))))
+    return msgs
+
+
+@settings(max_examples=hypothesis_examples(60), deadline=None)
+@given(runs(), st.integers(0, 3))
+def test_a_policy_that_changes_nothing_loses_nothing(msgs, keep) -> None:
+    r = tc.replay(msgs, tc.ClearToolResultConfig(10**9, 10**9))
+    assert not r.cleared_indices and tc.losses(r).references == ()
+
+
+@settings(max_examples=hypothesis_examples(60), deadline=None)
+@given(runs(), st.integers(0, 4), st.integers(0, 4))
+def test_clearing_more_never_loses_fewer_terms(msgs, a, b) -> None:
+    """With a placeholder holding no term, keeping fewer results (a superset cleared at
+    each call) never loses fewer terms at any call."""
+    few, many = max(a, b), min(a, b)
+    lost = {}
+    for keep in (few, many):
+        r = tc.replay(msgs, tc.ObservationMaskingConfig.swe_agent(n=max(keep, 1)))
+        by_call: dict[int, set[str]] = {}
+        for ref in tc.losses(r).references:
+            by_call.setdefault(ref.call_index, set()).update(ref.terms)
+        lost[keep] = by_call
+    for call, words in lost[few].items():
+        assert words <= lost[many].get(call, set())
+
+
+@settings(max_examples=hypothesis_examples(60), deadline=None)
+@given(runs())
+def test_terms_only_in_the_system_prompt_or_user_turns_are_never_lost(msgs) -> None:
+    r = tc.replay(msgs, tc.ObservationMaskingConfig.swe_agent(n=1))
+    kept = set().union(*(pieces(m.content) for m in msgs if m.role in ("system", "user")))
+    for ref in tc.losses(r).references:
+        assert not set(ref.terms) & kept
+
+
+def test_the_language_list_is_the_issues() -> None:
+    assert "json" in sys.stdlib_module_names
+    assert terms("slog.Info_1 atomic.AddInt64 runtime.GOMAXPROCS") == set()
+    assert re.fullmatch(r"[\w./:-]+", "a.b")

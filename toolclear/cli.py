@@ -128,6 +128,16 @@ def _non_negative(text: str) -> int:
     return value
 
 
+def _budget(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected needed results per 100 calls, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected needed results per 100 calls >= 0, got {text!r}")
+    return value
+
+
 def _dollars(text: str) -> float:
     try:
         value = float(text)
@@ -274,6 +284,9 @@ def _parser() -> _Parser:
     corp.add_argument("--objective", choices=["cost", "tokens"], default="cost", help="what to minimise")
     corp.add_argument("--max-context", type=_non_negative, metavar="TOKENS",
                       help="only settings whose p99 run stays under this peak context")
+    corp.add_argument("--loss-budget", type=_budget, metavar="N", default=None,
+                      help="only settings that clear at most N results the agent needed later per 100 model calls "
+                           "(default: 5; 'inf' for no limit)")
     corp.add_argument("--jobs", type=_non_negative, metavar="N", help="worker processes (default: every core)")
     corp.add_argument("--engine", choices=["serial", "process", "dask"], default="process")
     corp.add_argument("--scheduler", metavar="ADDRESS", help="dask scheduler address (with --engine dask)")
@@ -554,6 +567,8 @@ def _reduce(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
         parts.append(f"{_fmt(tally['saved'])} tokens fewer in the final history")
         if args.replay:
             parts.append(f"{tally['breaks']} prompt-cache break(s)")
+            parts.append(f"{tally['needed']} changed message(s) needed later (re-fetch {_fmt(tally['refetch'])} "
+                         "tokens)")
         print(
             f"toolclear: {', '.join(parts)} in {len(chosen)} conversation(s); wrote {terminal_text(args.output)}",
             file=stderr,
@@ -567,6 +582,12 @@ def _tally(tally: Counter[str], result: Reduction | Result, stderr: IO[str]) -> 
     summary = summary_dict(result)
     tally["saved"] += summary["tokens_saved"]
     tally["breaks"] += summary.get("cache_breaks", 0)
+    if isinstance(result, Result) and result.mode == "replay":
+        from .lost import losses
+
+        lost = losses(result)
+        tally["needed"] += len(lost.needed)
+        tally["refetch"] += lost.refetch_tokens
     if isinstance(result, Result):
         for note in result.notes:
             print(f"toolclear: note: {terminal_text(note)}", file=stderr)
@@ -607,7 +628,7 @@ def _corpus(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
         raise UsageError("nothing could be read")
     if args.output:
         _write_table(sweep.table, args.output, stdout)
-    rec = sweep.recommend(objective=args.objective, max_context=args.max_context)
+    rec = sweep.recommend(objective=args.objective, max_context=args.max_context, loss_budget=args.loss_budget)
     print(terminal_text(rec.summary), file=stderr)
     if not args.output:
         stdout.write(sweep.table.to_csv(index=False).encode("utf-8"))
@@ -700,14 +721,16 @@ def _compare(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> in
             continue
         lines.append(f"{display_text(t.source or label or '-')} · conversation {display_text(t.id)} · "
                      f"{len(t.messages):,} messages · {mode} · tokens counted with {args.counter}")
-        head: tuple[str, ...] = ("policy", "peak context", "tokens sent", "saved", "saved %", "changed",
-                                 "cache breaks")
-        rows = [(str(r.policy), _fmt(int(r.peak_context)), _fmt(int(r.tokens_sent)), _fmt(int(r.tokens_saved)),
-                 f"{r.saved_percent:.1f}", _fmt(int(r.results_cleared)), _fmt(int(r.cache_breaks)))
-                + ((usd(r.dollars), usd(r.dollars_without_policy), usd(r.dollars_saved)) if priced else ())
+        head: tuple[str, ...] = ("policy",) + (("dollars", "without", "saved $", "re-fetch $", "net saved $")
+                                               if priced is not None else ()) + (
+            "peak context", "tokens sent", "saved", "saved %", "changed", "needed later", "re-fetch tokens",
+            "cache breaks")
+        rows = [(str(r.policy),) + ((usd(r.dollars), usd(r.dollars_without_policy), usd(r.dollars_saved),
+                                     usd(r.refetch_dollars), usd(r.net_dollars_saved)) if priced else ())
+                + (_fmt(int(r.peak_context)), _fmt(int(r.tokens_sent)), _fmt(int(r.tokens_saved)),
+                   f"{r.saved_percent:.1f}", _fmt(int(r.results_cleared)), _fmt(int(r.needed_results)),
+                   _fmt(int(r.refetch_tokens)), _fmt(int(r.cache_breaks)))
                 for r in table.itertuples(index=False)]
-        if priced is not None:
-            head += ("dollars", "without", "dollars saved")
         widths = [max(len(h), *(len(row[k]) for row in rows)) for k, h in enumerate(head)]
         lines.append("  ".join(h.ljust(w) if k == 0 else h.rjust(w) for k, (h, w) in enumerate(zip(head, widths))))
         for row in rows:

@@ -26,7 +26,7 @@ from toolclear import sweep as sweeps
 from toolclear.formats._source import read_source
 from toolclear.inspector import charts, exports, money, snippets
 from toolclear.inspector.corpus_page import render_corpus_page
-from toolclear.inspector.policy_views import POLICY_CHOICES, render_compare, render_policy
+from toolclear.inspector.policy_views import POLICY_CHOICES, render_compare, render_losses, render_policy
 from toolclear.inspector.widgets import (
     compact,
     keep_widget_state,
@@ -38,6 +38,7 @@ from toolclear.inspector.widgets import (
     store,
     stored,
 )
+from toolclear.lost import message_text
 
 _HERE = Path(__file__).resolve().parent
 # the bundled samples: inside the installed package, or sample_data/ of a checkout
@@ -395,8 +396,8 @@ def render_replay(rp: tc.Replay, t: tc.Transcript) -> None:
               f"{model}: not a model toolclear knows." if model else "The log names no model.")
         + " The line shows how close each call came to the limit.",
     )
-    st.plotly_chart(charts.replay_figure(rp, marks=t.marks, window=int(window) or None), key="replay_chart",
-                    config={"displaylogo": False})
+    st.plotly_chart(charts.replay_figure(rp, marks=t.marks, window=int(window) or None, lost=tc.losses(rp)),
+                    key="replay_chart", config={"displaylogo": False})
     peak = max((s.context_tokens_unreduced for s in rp.steps), default=0)
     if window and peak > window:
         st.caption(f"Without clearing the run would have needed {peak:,} tokens, over the {int(window):,}-token "
@@ -408,11 +409,15 @@ def render_replay(rp: tc.Replay, t: tc.Transcript) -> None:
     cols[2].metric("Prompt-cache breaks", f"{rp.cache_breaks:,}")
     st.caption("Each point is one model call, whose context is every message before its assistant message. "
                "A cross marks a call where the policy cleared something; when that changed a message an earlier "
-               "call had already sent, the provider's prompt cache for that prefix is lost.")
+               "call had already sent, the provider's prompt cache for that prefix is lost. A diamond marks a "
+               "call whose reply used a name only a cleared result still held (a loss).")
 
 
 def render_table(t: tc.Transcript, result: tc.Result | tc.Reduction) -> None:
     df = pd.DataFrame(report.message_table(result, t), columns=list(report.ROW_FIELDS))
+    needed_later = _needed_later(result)
+    if needed_later:
+        df["needed_later"] = [needed_later.get(int(i), "") for i in df["index"]]
     c1, c2, c3, c4 = st.columns(4)
     roles = c1.multiselect("Role", sorted(df["role"].unique()), key="filter_roles")
     statuses = c2.multiselect("Status", sorted(df["status"].unique()), key="filter_status")
@@ -441,6 +446,8 @@ def render_table(t: tc.Transcript, result: tc.Result | tc.Reduction) -> None:
              "preview", "tool_call_id", "origin"]
     if isinstance(result, tc.Replay):
         order.insert(7, "cleared_at_call")
+    if needed_later:
+        order.insert(8, "needed_later")
     if result.offloads:
         order.insert(8, "offloaded_path")
     st.dataframe(
@@ -456,6 +463,9 @@ def render_table(t: tc.Transcript, result: tc.Result | tc.Reduction) -> None:
             "tokens_after": st.column_config.NumberColumn("after", format="localized"),
             "in_window": st.column_config.CheckboxColumn("in window"),
             "cleared_at_call": st.column_config.NumberColumn("cleared at call"),
+            "needed_later": st.column_config.TextColumn("needed later", width="large",
+                                                        help="The model calls whose reply used a name only this "
+                                                             "result still held, after the policy changed it."),
             "offloaded_path": st.column_config.TextColumn("offloaded to"),
             "preview": st.column_config.TextColumn("preview", width="large"),
             "tool_call_id": st.column_config.TextColumn("call id"),
@@ -463,6 +473,18 @@ def render_table(t: tc.Transcript, result: tc.Result | tc.Reduction) -> None:
         },
     )
     render_detail(t, result)
+
+
+def _needed_later(result: tc.Result | tc.Reduction) -> dict[int, str]:
+    """Per needed message: "at call k: term, term" (its first loss, and how many more)."""
+    if not isinstance(result, tc.Result) or result.mode != "replay":
+        return {}
+    out = {}
+    for i, refs in tc.losses(result).by_message().items():
+        first = refs[0]
+        more = f" (+{len(refs) - 1} more call(s))" if len(refs) > 1 else ""
+        out[i] = f"at call {first.call_index}: " + ", ".join(first.terms[:4]) + more
+    return out
 
 
 def render_detail(t: tc.Transcript, result: tc.Result | tc.Reduction) -> None:
@@ -492,6 +514,12 @@ def render_detail(t: tc.Transcript, result: tc.Result | tc.Reduction) -> None:
         st.dataframe(pd.DataFrame([{"id": safe(c.id), "tool": safe(c.name), "arguments": safe(c.arguments[:2000])}
                                    for c in before.tool_calls]),
                      hide_index=True, key="detail_calls")
+    refs = tc.losses(result).by_message().get(i, []) if isinstance(result, tc.Result) and \
+        result.mode == "replay" else []
+    for ref in refs[:3]:
+        st.caption(f"Needed later at call {ref.call_index}: " + ", ".join(f"`{safe(x)}`" for x in ref.terms[:8])
+                   + ". The reply that used it:")
+        _show_text(message_text(t.messages[ref.call_index]), f"detail_reply_{ref.call_index}")
     left, right = st.columns(2)
     with left:
         st.caption("Before")
@@ -705,6 +733,7 @@ def _results(t: tc.Transcript, digest: str, counter: str, offloading: tc.ToolRes
         result = tc.reduce_by_tokens(t.messages, config, offloading=offloading, backend=backend)
     summary = report.summary_dict(result)
     render_metrics(summary, mode)
+    render_losses(result, mode)
     priced = money.render_cost_headline(result, pricing, calibrate, t)
     if not summary["triggered"]:
         tool_total = summary["total_tool_result_tokens"]

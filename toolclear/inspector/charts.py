@@ -217,7 +217,7 @@ def usage_figure(result: Result, original: Sequence[Message], *, height: int = 4
 
 
 def replay_figure(rp: Replay, *, height: int = 380, marks: Sequence[tuple[int, str]] = (),
-                  window: int | None = None) -> Any:
+                  window: int | None = None, lost: Any = None) -> Any:
     """Context tokens sent at each model call, with and without clearing; the tool-result
     total the trigger saw against the threshold; calls that broke the prompt cache; the
     log's compactions and the model's context window when known."""
@@ -259,6 +259,18 @@ def replay_figure(rp: Replay, *, height: int = 380, marks: Sequence[tuple[int, s
             hovertext=["yes: the cached prompt prefix is lost" if b else "no" for b in breaks[clears]],
             hovertemplate="call at #%{x}: cleared %{customdata}; cache break: %{hovertext}<extra></extra>",
         ))
+    if lost is not None and lost.references:
+        at: dict[int, set[str]] = {}
+        for ref in lost.references:
+            at.setdefault(ref.call_index, set()).update(ref.terms)
+        by_call = {int(c): int(v) for c, v in zip(x, sent)}
+        calls = sorted(c for c in at if c in by_call)
+        fig.add_trace(go.Scatter(
+            x=calls, y=[by_call[c] for c in calls], name="needed a cleared result (loss)", mode="markers",
+            marker={"symbol": "diamond", "size": 10, "color": "#ff7f0e", "line": {"color": "#333", "width": 1}},
+            hovertext=[", ".join(sorted(at[c])[:5]) for c in calls],
+            hovertemplate="call at #%{x}: the reply used %{hovertext}, which only a cleared result held"
+                          "<extra></extra>"))
     shapes, notes = _mark_shapes(marks, 0.0)
     peak = float(max(unreduced.max() if len(unreduced) else 0, sent.max() if len(sent) else 0))
     if window and len(x) and window <= 2.5 * max(peak, 1):

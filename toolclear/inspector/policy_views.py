@@ -23,7 +23,7 @@ from toolclear.langchain_edit import langchain_tokens
 from toolclear.reduction import reduction_tokens
 from toolclear.sweep import grid_values, nice_ceil
 
-__all__ = ["POLICY_CHOICES", "render_compare", "render_policy"]
+__all__ = ["POLICY_CHOICES", "render_compare", "render_losses", "render_policy"]
 
 POLICY_CHOICES = {
     "eino clear-tool-result": "eino",
@@ -209,6 +209,7 @@ def render_policy(kind: str, t: tc.Transcript, digest: str, counter: str, render
     result = run(t.messages, config, backend=backend, counter=counter)
     summary = report.summary_dict(result)
     render_metrics(summary, mode)
+    lost = render_losses(result, mode)
     priced = money.render_cost_headline(result, pricing, calibrate, t)
     truncated = summary["status_counts"].get("offloaded", 0)
     if truncated:
@@ -231,7 +232,8 @@ def render_policy(kind: str, t: tc.Transcript, digest: str, counter: str, render
             elif name == "Replay":
                 rp = result if mode == "replay" else tc.replay(t.messages, config, backend=tc.MemoryBackend()
                                                                if files else None, counter=counter)
-                st.plotly_chart(charts.replay_figure(rp, marks=t.marks), key="p_replay_chart",
+                st.plotly_chart(charts.replay_figure(rp, marks=t.marks, lost=lost if rp is result else tc.losses(rp)),
+                                key="p_replay_chart",
                                 config={"displaylogo": False})
                 c = st.columns(3)
                 c[0].metric("Model calls", f"{len(rp.model_call_steps):,}")
@@ -249,6 +251,21 @@ def render_policy(kind: str, t: tc.Transcript, digest: str, counter: str, render
                 render_compare(t, counter, lab.policy_spec(config), pricing, calibrate)
             elif name == "Export":
                 render_policy_export(t, result, config, mode)
+
+
+def render_losses(result: tc.Result | tc.Reduction, mode: schema.Mode) -> Any:
+    """The headline of what the policy lost: of the results it changed, how many the
+    agent used later (replay only: a single pass has no later calls)."""
+    if mode != "replay" or not isinstance(result, tc.Result):
+        return None
+    lost = tc.losses(result)
+    changed = len(result.changed_indices)
+    if changed:
+        st.caption(f"**Needed later: {len(lost.needed):,} of {changed:,} changed.** The agent's replies used names "
+                   f"that only those results still held ({len(lost.references):,} lost reference(s)); getting "
+                   f"each back once costs {lost.refetch_tokens:,} tokens. A strong hint, not proof: see the "
+                   "Messages view for what each reply used.")
+    return lost
 
 
 def _why_nothing(kind: str, config: Any, t: tc.Transcript, counter: str) -> str:

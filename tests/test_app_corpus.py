@@ -57,13 +57,14 @@ def test_a_run_opens_in_the_single_run_views_with_the_pick() -> None:
         [(p.name, p.read_bytes(), "application/jsonl") for p in FILES]).run()
     at.text_input(key="corpus_thresholds").set_value("10000:30000:2").run()
     at.text_input(key="corpus_keeps").set_value("10000:40000:2").run()
+    at.number_input(key="corpus_loss_budget").set_value(1000.0).run()
     at.button(key="corpus_go").click().run(timeout=180)
     at.session_state["corpus_runs"] = {"selection": {"rows": [0], "columns": []}}
     at.run()
     at.button(key="corpus_open_button").click().run()
     assert not at.exception, at.exception
     assert at.radio(key="page").value == "One run"
-    rec = at.session_state["corpus_result"].recommend(max_context=200_000)
+    rec = at.session_state["corpus_result"].recommend(max_context=200_000, loss_budget=1000.0)
     assert at.number_input(key="threshold_input").value == rec.config.tool_result_token_threshold
     assert at.number_input(key="keep_input").value == rec.config.keep_recent_tokens
     assert any("from the Corpus page" in c.value for c in at.sidebar.caption)

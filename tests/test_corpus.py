@@ -190,3 +190,47 @@ def test_cli_corpus_nothing_readable_exits_2(tmp_path) -> None:
     (tmp_path / "a.json").write_text("[1, 2", encoding="utf-8")
     code, _, err = run("corpus", str(tmp_path))
     assert code == 2 and "nothing could be read" in err
+
+
+def test_damaged_members_are_each_an_error_and_the_rest_is_swept(tmp_path) -> None:
+    """A corrupt deflate stream, an encrypted member, a truncated .tar.gz and a truncated
+    .gz in a folder: each becomes an entry in .errors, the good files are swept."""
+    import gzip
+    import io
+    import zipfile
+
+    good = (CORPUS / "eino").glob("*.jsonl").__next__().read_bytes()
+    root = tmp_path / "runs"
+    root.mkdir()
+    (root / "good.jsonl").write_bytes(good)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("ok.jsonl", good)
+        zf.writestr("corrupt.jsonl", good)
+        zf.writestr("locked.jsonl", good)
+    data = bytearray(buf.getvalue())
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as zf:
+        corrupt, locked = zf.getinfo("corrupt.jsonl"), zf.getinfo("locked.jsonl")
+    start = corrupt.header_offset + 30 + len(corrupt.filename)
+    data[start:start + 40] = b"\xff" * 40  # the deflate stream, garbled
+    data[locked.header_offset + 6] |= 1  # the encryption flag, in the local header...
+    central = bytes(data).rfind(b"locked.jsonl") - 46
+    data[central + 8] |= 1  # ...and in the central directory
+    (root / "runs.zip").write_bytes(bytes(data))
+    tgz = io.BytesIO()
+    import tarfile
+
+    with tarfile.open(fileobj=tgz, mode="w:gz") as tf:
+        info = tarfile.TarInfo("a.jsonl")
+        info.size = len(good)
+        tf.addfile(info, io.BytesIO(good))
+    (root / "cut.tar.gz").write_bytes(tgz.getvalue()[: len(tgz.getvalue()) // 2])
+    (root / "cut.jsonl.gz").write_bytes(gzip.compress(good)[:50])
+    corpus = tc.load_corpus(root, "**/*")
+    sweep = tc.sweep_corpus(corpus, CONFIGS[:1], engine="serial")
+    swept = set(sweep.table["file"])
+    assert {"runs/good.jsonl", "runs.zip!ok.jsonl"} <= swept
+    failed = {label for label, _ in sweep.errors}
+    assert "runs.zip!corrupt.jsonl" in failed and "runs.zip!locked.jsonl" in failed
+    assert not swept & failed
+    assert len(list(corpus.runs())) == len(sweep.table["run"].unique())

@@ -14,6 +14,7 @@ import fnmatch
 import os
 import tarfile
 import zipfile
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -31,6 +32,10 @@ Engine = Literal["serial", "process", "dask"]
 DEFAULT_LOSS_BUDGET = 5.0
 """``recommend``'s default: at most 5 needed results per 100 model calls over the corpus."""
 _MAX_MEMBER = 2 * 1024**3
+_DAMAGED = (OSError, KeyError, EOFError, RuntimeError, NotImplementedError, ValueError, tarfile.TarError,
+            zipfile.BadZipFile, zlib.error)
+"""What reading a damaged, encrypted or oddly compressed archive member raises: that
+member's error, never the whole sweep's."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +87,7 @@ class Corpus:
         for f in self.files:
             try:
                 transcripts = _load(f, self.format)
-            except ToolclearError:
+            except (ToolclearError, *_DAMAGED):
                 continue
             for t in transcripts:
                 yield f"{f.label}#{t.id}", t
@@ -123,7 +128,7 @@ def _is_archive(path: Path) -> bool:
         return False
     try:
         return zipfile.is_zipfile(path) or tarfile.is_tarfile(path)
-    except OSError:
+    except _DAMAGED:  # a truncated .gz: not an archive to list; reading it says what is wrong
         return False
 
 
@@ -191,8 +196,8 @@ def _inside(p: Path, root: Path, errors: list[tuple[str, str]]) -> bool:
 def _listing(path: Path, pattern: str, errors: list[tuple[str, str]]) -> list[CorpusFile]:
     try:
         return _archive_files(path, pattern)
-    except (OSError, zipfile.BadZipFile, tarfile.TarError) as exc:
-        errors.append((str(path), f"cannot read the archive: {exc}"))
+    except _DAMAGED as exc:
+        errors.append((str(path), f"cannot read the archive: {type(exc).__name__}: {exc}"))
         return []
 
 
@@ -281,8 +286,8 @@ def _rows_for_file(f: CorpusFile, fmt: str, configs: Sequence[Any], labels: Sequ
         transcripts = _load(f, fmt)
     except ToolclearError as exc:
         return [], str(exc)
-    except (OSError, KeyError, tarfile.TarError, zipfile.BadZipFile) as exc:
-        return [], f"{f.label}: {exc}"
+    except _DAMAGED as exc:
+        return [], f"{f.label}: cannot read it: {type(exc).__name__}: {exc}"
     rows: list[tuple[Any, ...]] = []
     for t in transcripts:
         counts = count_tokens(t.messages, counter or "eino")
@@ -406,12 +411,12 @@ class CorpusSweep:
             did = ("changes nothing" if not (per["cleared"] > 0).any() else
                    f"saves nothing within {limits}" if over or max_context is not None else "saves nothing")
             summary = (f"No setting does better than no policy: across {_runs(runs)}, every one of the "
-                       f"{len(per):,} settings {did} ({unit(float(per['without'].max()))} in {what} without a "
-                       "policy, each needed result re-read once counted in"
-                       + (f"; {over} setting(s) clear results the agent used later, over the loss budget" if over
-                          else "") + "). Try a lower threshold or trigger, or a smaller keep, so that clearing "
-                       "starts earlier; a larger loss budget if re-reads are cheap for your agent; or keep running "
-                       "without this policy.")
+                       f"{len(per):,} settings {did} (without a policy: {unit(float(per['without'].max()))}; each "
+                       "needed result re-read once is counted against a setting)"
+                       + (f"; {over} of them clear more results the agent used later than the loss budget allows"
+                          if over else "") + ". Try a lower threshold or trigger, or a smaller keep, so that "
+                       "clearing starts earlier; a larger loss budget if re-reads are cheap for your agent; or keep "
+                       "running without this policy.")
             return Recommendation(None, "", target, summary, frontier.reset_index(),
                                   pd.DataFrame(columns=["run", "dollars_saved" if use_cost else "tokens_saved"]))
         best = str(saving.sort_values(["total", "needed", "breaks"], kind="stable").index[0])

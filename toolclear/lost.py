@@ -203,9 +203,12 @@ class _Contexts:
 
 def losses(result: Any, messages: Sequence[Message] | None = None) -> Losses:
     """The losses of a replay (``toolclear.replay`` of any policy). ``messages`` are the
-    run as recorded; by default the ones the replay was given."""
+    run as recorded; by default the ones the replay was given. A single pass loses
+    nothing by this measure: no reply comes after it."""
+    if getattr(result, "mode", "replay") != "replay":
+        return Losses((), (), 0)  # one pass at the end of the run: no later reply to need anything
     original = tuple(messages) if messages is not None else tuple(getattr(result, "_seen", ()) or ())
-    if not original:
+    if not original and result.messages:
         raise ConfigError("losses: the replay holds no original messages; pass messages=")
     if len(original) != len(result.messages):
         raise ConfigError(f"losses: {len(original)} original messages for a replay of {len(result.messages)}")

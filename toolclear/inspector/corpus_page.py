@@ -17,7 +17,7 @@ import streamlit as st
 
 import toolclear as tc
 from toolclear import lab
-from toolclear.corpus import spread
+from toolclear.corpus import DEFAULT_LOSS_BUDGET, spread
 from toolclear.inspector import charts, exports, snippets
 from toolclear.inspector.policy_views import POLICY_CHOICES, compare_columns
 from toolclear.inspector.widgets import md, safe, store
@@ -116,6 +116,9 @@ def render_corpus_page() -> None:
                                disabled=not replay, help="Where a log recorded usage, fit the per-call overhead "
                                "and tokenizer scale on its first calls, as the One run page does.")
     window = cols[2].number_input("Model context window (tokens)", 0, None, 200_000, 10_000, key="corpus_window")
+    budget = cols[2].number_input("Loss budget (needed results per 100 calls)", 0.0, None, DEFAULT_LOSS_BUDGET, 1.0,
+                                  key="corpus_loss_budget", help="Settings that clear more results the agent used "
+                                  "later than this, per 100 model calls over the corpus, are not recommended.")
     if not files:
         st.info("Upload several transcripts, or one archive of them.")
         return
@@ -153,7 +156,7 @@ def render_corpus_page() -> None:
         st.session_state["corpus_result"] = sweep
         st.session_state["corpus_obj"] = corpus
     sweep = st.session_state["corpus_result"]
-    _show(sweep, int(window), configs)
+    _show(sweep, int(window), configs, float(budget))
 
 
 def _open(file_label: str, conversation: str, config: Any) -> None:
@@ -180,7 +183,7 @@ def _open(file_label: str, conversation: str, config: Any) -> None:
         store(_key(POLICY_CHOICES[label], knob.field), int(getattr(config, knob.field)))
 
 
-def _show(sweep: tc.CorpusSweep, window: int, configs: list[Any]) -> None:
+def _show(sweep: tc.CorpusSweep, window: int, configs: list[Any], budget: float = DEFAULT_LOSS_BUDGET) -> None:
     for name, error in sweep.errors:
         st.warning(md(f"Skipped {name}: {error}"))
     table = sweep.table
@@ -188,7 +191,7 @@ def _show(sweep: tc.CorpusSweep, window: int, configs: list[Any]) -> None:
         st.error("Nothing could be read: no run to sweep.")
         return
     runs = table["run"].nunique()
-    rec = sweep.recommend(max_context=window or None)
+    rec = sweep.recommend(max_context=window or None, loss_budget=budget)
     columns = compare_columns(table.columns)
     if rec.config is None:
         st.warning(md(rec.summary))

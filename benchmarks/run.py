@@ -151,6 +151,48 @@ def costing(msgs: tuple[Message, ...]) -> list[Row]:
     return rows
 
 
+def real_run(n: int) -> tuple[Message, ...]:
+    """n messages resampled from the real Claude Code sessions of the test corpus, each
+    copy of a call with its own id (so pairing stays right) and its own line number in
+    every text, so no text repeats (no cache does the work)."""
+    src: list[Message] = []
+    for path in sorted((ROOT / "tests" / "data" / "corpus" / "claude_code").glob("entire-cli*.jsonl")):
+        src += tc.load_all(path)[0].messages
+    out: list[Message] = []
+    k = 0
+    while len(out) < n:
+        for m in src:
+            k += 1
+            tag = f"\n(copy {k})"
+            if m.role == "tool":
+                out.append(Message("tool", m.content + tag, tool_call_id=f"{m.tool_call_id}-{k}",
+                                   tool_name=m.tool_name))
+            elif m.role == "assistant" and m.tool_calls:
+                out.append(Message("assistant", m.content + tag, tool_calls=tuple(
+                    ToolCall(f"{c.id}-{k - 1 - i}", c.name, c.arguments) for i, c in enumerate(m.tool_calls))))
+            else:
+                out.append(Message(m.role, m.content + tag))
+    return tuple(out[:n])
+
+
+def losses_100k() -> list[Row]:
+    """What a policy loses, against the replay it reads: cold (every text scanned) and
+    warm (a second setting on the same run, as a sweep runs it)."""
+    msgs = real_run(100_000)
+    tc.count_tokens(msgs)
+    rows: list[Row] = []
+    for name, config in (("eino 20,000/40,000", tc.ClearToolResultConfig(20_000, 40_000)),
+                         ("swe-agent n=5", tc.ObservationMaskingConfig.swe_agent(n=5))):
+        replay_s, run = timed(lambda c=config: tc.replay(msgs, c))
+        cold, lost = timed(lambda r=run: tc.losses(r))
+        warm, _ = timed(lambda r=run: tc.losses(r), repeat=3)
+        rows.append((f"losses of a 100,000-message real-text replay ({name})",
+                     f"{ms(cold)} cold, {ms(warm)} warm",
+                     f"<= replay {ms(replay_s)}: {warm / replay_s:.1f}x"))
+        rows.append((f"  needed / changed ({name})", f"{len(lost.needed):,} / {lost.changed:,}", ""))
+    return rows
+
+
 def formats() -> list[Row]:
     files = [p for p in (ROOT / "tests" / "data" / "corpus").rglob("*") if p.suffix in {".json", ".jsonl", ".traj", ".yaml"}]
     total = sum(p.stat().st_size for p in files)
@@ -271,6 +313,7 @@ def main() -> None:
     args = set(sys.argv[1:])
     rows: list[Row] = []
     rows += core_100k()
+    rows += losses_100k()
     rows += formats()
     data = ten_k_transcript()
     app_rows, own = app_10k(data)

@@ -27,7 +27,10 @@ from .model import Message
 
 __all__ = ["Losses", "LostReference", "losses", "message_text", "pieces", "terms"]
 
-_RUN = re.compile(r"[A-Za-z0-9_./:-]+")
+# maximal runs (starting where no run character precedes) of 8 or more that hold a signal
+# character somewhere (checked again after stripping): the scan skips plain words in C,
+# not in a Python loop, and tries each run once (linear however long a run is)
+_RUN = re.compile(r"(?<![A-Za-z0-9_./:-])(?=[A-Za-z0-9_./:-]*?(?:[0-9_./:]|[a-z][A-Z]))[A-Za-z0-9_./:-]{8,}")
 _EDGE = "./:-"
 _SIGNAL = re.compile(r"[0-9_/.:]|[a-z][A-Z]")
 _SEPARATORS = re.compile(r"[./:]")
@@ -50,8 +53,8 @@ def terms(text: str) -> set[str]:
     not headed (before the first ``.``) by a standard-library module or a language's
     everyday package name (``fmt.Errorf``, ``np.array``)."""
     out = set()
-    for m in _RUN.finditer(text):
-        run = m.group().strip(_EDGE)
+    for run in _RUN.findall(text):
+        run = run.strip(_EDGE)
         if _is_term(run):
             out.add(run)
     return out
@@ -71,14 +74,18 @@ def _term_pieces(term: str, out: set[str]) -> None:
                     out.add(piece)
 
 
-def pieces(text: str) -> set[str]:
+def pieces(text: str, among: frozenset[str] | set[str] | None = None) -> set[str]:
     """The pieces of a text: of each of its terms, the term itself and every substring
     from the start of one component (split at ``. / :``) to the end of the same or a
-    later one, stripped as terms are, at least 8 characters long."""
+    later one, stripped as terms are, at least 8 characters long. With ``among``, only
+    the pieces in it (what a replay's replies could ask about)."""
     out: set[str] = set()
     for term in terms(text):
-        _term_pieces(term, out)
-    return out
+        if _SEPARATORS.search(term) is None:
+            out.add(term)  # one component: the term is its only piece
+        else:
+            _term_pieces(term, out)
+    return out if among is None else out & among
 
 
 def _strings(value: Any) -> Iterable[str]:
@@ -90,6 +97,35 @@ def _strings(value: Any) -> Iterable[str]:
     elif isinstance(value, list):
         for v in value:
             yield from _strings(v)
+
+
+def message_terms(m: Message, by_text: dict[str, frozenset[str]] | None = None) -> frozenset[str]:
+    """The terms of a message's text, worked out once per message (kept on it, as token
+    counts are): a sweep of many settings over one run reads each text once. With
+    ``by_text``, a text met before (a file read twice) is not scanned again."""
+    got = m._memo.get(_MEMO_KEY)
+    if got is None:
+        text = message_text(m)
+        got = by_text.get(text) if by_text is not None else None
+        if got is None:
+            got = frozenset(terms(text))
+            if by_text is not None:
+                by_text[text] = got
+        m._memo[_MEMO_KEY] = got
+    return got
+
+
+_MEMO_KEY = "lost:terms"
+
+
+def _pieces_of_terms(found: Iterable[str], among: frozenset[str]) -> frozenset[str]:
+    out: set[str] = set()
+    for term in found:
+        if _SEPARATORS.search(term) is None:
+            out.add(term)
+        else:
+            _term_pieces(term, out)
+    return frozenset(out & among)
 
 
 def message_text(m: Message) -> str:
@@ -155,19 +191,30 @@ class _Contexts:
     moved forward call by call: each message's pieces are counted when it enters the
     context, and once more if the policy changes it."""
 
-    def __init__(self, original: Sequence[Message], final: Sequence[Message]) -> None:
-        self.original, self.final = original, final
+    def __init__(self, original: Sequence[Message], final: Sequence[Message], among: frozenset[str]) -> None:
+        self.original, self.final, self.among = original, final, among
+        self.by_terms: dict[frozenset[str], frozenset[str]] = {}
+        self.by_text: dict[str, frozenset[str]] = {}
         self.unreduced: Counter[str] = Counter()
         self.reduced: Counter[str] = Counter()
         self.holders: dict[str, list[int]] = defaultdict(list)  # piece -> changed messages holding it
         self.changed: set[int] = set()
         self.inside = 0  # messages [0, inside) are in the context
-        self.memo: dict[int, set[str]] = {}
+        self.memo: dict[int, frozenset[str]] = {}
 
-    def original_pieces(self, i: int) -> set[str]:
+    def pieces_of(self, m: Message) -> frozenset[str]:
+        """A message's pieces that some reply's terms could match (only those are ever
+        asked about); the same terms (a file read twice) are cut into pieces once."""
+        found = message_terms(m, self.by_text)
+        got = self.by_terms.get(found)
+        if got is None:
+            got = self.by_terms[found] = _pieces_of_terms(found, self.among) if self.among else frozenset()
+        return got
+
+    def original_pieces(self, i: int) -> frozenset[str]:
         got = self.memo.get(i)
         if got is None:
-            got = self.memo[i] = pieces(message_text(self.original[i]))
+            got = self.memo[i] = self.pieces_of(self.original[i])
         return got
 
     def change(self, i: int) -> None:
@@ -179,22 +226,22 @@ class _Contexts:
             self.holders[p].append(i)
         if i < self.inside:  # counted in its original form so far: from now on its changed form
             self.reduced.subtract(own)
-            self.reduced.update(pieces(message_text(self.final[i])))
+            self.reduced.update(self.pieces_of(self.final[i]))
 
     def advance(self, end: int) -> None:
         while self.inside < min(end, len(self.original)):
             i = self.inside
             own = self.original_pieces(i)
             self.unreduced.update(own)
-            self.reduced.update(pieces(message_text(self.final[i])) if i in self.changed else own)
+            self.reduced.update(self.pieces_of(self.final[i]) if i in self.changed else own)
             if i not in self.changed:
                 self.memo.pop(i, None)  # kept only while it may still change: memory stays bounded
             self.inside += 1
 
-    def lost(self, reply: Message) -> dict[int, list[str]]:
+    def lost(self, reply_terms: Iterable[str]) -> dict[int, list[str]]:
         """Changed message -> the reply's terms only its original form still held."""
         out: dict[int, list[str]] = defaultdict(list)
-        for term in sorted(terms(message_text(reply))):
+        for term in sorted(reply_terms):
             if self.unreduced[term] > 0 and self.reduced[term] <= 0:
                 for i in self.holders.get(term, ()):
                     out[i].append(term)
@@ -212,7 +259,11 @@ def losses(result: Any, messages: Sequence[Message] | None = None) -> Losses:
         raise ConfigError("losses: the replay holds no original messages; pass messages=")
     if len(original) != len(result.messages):
         raise ConfigError(f"losses: {len(original)} original messages for a replay of {len(result.messages)}")
-    ctx = _Contexts(original, result.messages)
+    by_text: dict[str, frozenset[str]] = {}
+    replies = {s.call_index: message_terms(original[s.call_index], by_text) for s in result.steps
+               if s.call_index < len(original) and original[s.call_index].role == "assistant"}
+    ctx = _Contexts(original, result.messages, frozenset().union(*replies.values()))
+    ctx.by_text = by_text
     refs: list[LostReference] = []
     needed: set[int] = set()
     calls = 0
@@ -223,7 +274,7 @@ def losses(result: Any, messages: Sequence[Message] | None = None) -> Losses:
         if step.call_index >= len(original) or original[step.call_index].role != "assistant":
             continue
         calls += 1
-        lost = ctx.lost(original[step.call_index])
+        lost = ctx.lost(replies[step.call_index])
         for i in sorted(lost):
             refs.append(LostReference(step.call_index, i, tuple(lost[i])))
             needed.add(i)

@@ -9,8 +9,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 import toolclear as tc
-from toolclear.report import usd
 from toolclear.billing import compactions_of
+from toolclear.report import usd
 
 from .conftest import CORPUS_FILES, corpus_id
 

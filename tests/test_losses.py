@@ -16,7 +16,6 @@ from toolclear.lost import message_text, pieces, terms
 
 from .conftest import CORPUS, hypothesis_examples
 
-
 # ------------------------------------------------------------------ the rules, one by one
 
 

@@ -249,3 +249,38 @@ def test_corpus_page_on_the_whole_real_corpus(app_page) -> None:
     assert int(runs.replace(",", "")) > 200  # tau-bench alone holds 200 runs
     charts = page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot')
     expect(charts).to_have_count(2, timeout=60_000)
+
+
+VIEWS = ("Token usage", "Replay", "Messages", "Parameter sweep", "Compare", "Export")
+
+
+@pytest.mark.parametrize("width", [1100, 1280])
+def test_every_view_on_a_real_claude_code_run(page, streamlit_url, width) -> None:
+    """Every view, in replay with the log's own pricing, at two laptop widths: each renders
+    with no error, and its screenshot is kept (docs/views/ with TOOLCLEAR_UPDATE_SCREENSHOT=1)."""
+    page.set_viewport_size({"width": width, "height": 1000})
+    page.goto(streamlit_url + "/?sample=none")
+    wait_for_app_idle(page)
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(REAL)
+    wait_for_app_idle(page)
+    page.get_by_test_id("stSidebar").get_by_text("replay", exact=True).click()
+    wait_for_app_idle(page)
+    expect(page.get_by_test_id("stMetric").filter(has_text="Cost with the policy")).to_be_visible()
+    out = ROOT / "artifacts" / "views"
+    out.mkdir(parents=True, exist_ok=True)
+    for view in VIEWS:
+        _tab(page, view)
+        page.wait_for_timeout(600)  # plotly's first draw
+        assert page.get_by_test_id("stException").count() == 0, view
+        assert page.get_by_text("Something went wrong").count() == 0, view
+        name = f"{view.lower().replace(' ', '-')}-{width}.png"
+        h = page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollHeight")
+        page.set_viewport_size({"width": width, "height": min(max(1000, h), 5000)})
+        wait_for_app_idle(page)
+        page.wait_for_timeout(400)
+        page.screenshot(path=str(out / name))
+        page.set_viewport_size({"width": width, "height": 1000})
+        assert (out / name).stat().st_size > 30_000
+        if os.environ.get("TOOLCLEAR_UPDATE_SCREENSHOT") == "1":
+            (ROOT / "docs" / "views").mkdir(exist_ok=True)
+            shutil.copyfile(out / name, ROOT / "docs" / "views" / name)

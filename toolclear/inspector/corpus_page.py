@@ -186,7 +186,7 @@ def _open(file_label: str, conversation: str, config: Any) -> None:
 def _show(sweep: tc.CorpusSweep, window: int, configs: list[Any], budget: float = DEFAULT_LOSS_BUDGET) -> None:
     for name, error in sweep.errors:
         st.warning(md(f"Skipped {name}: {error}"))
-    table = sweep.table
+    table = sweep.table.fillna({"error": "", "pricing": ""})  # blank, not "None", where nothing is to say
     if table.empty or (table["error"] != "").all():
         st.error("Nothing could be read: no run to sweep.")
         return

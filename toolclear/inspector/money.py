@@ -129,8 +129,9 @@ def render_cost_view(c: Any, t: tc.Transcript) -> None:
         ("input dollars", recorded.input_dollars,
          sum(sim[r.call_index].input_dollars for r in recorded.calls if r.call_index in sim)),
     ):
-        err = (sim_v - rec_v) / rec_v * 100 if rec_v else float("nan")
-        rows.append({"": name, "recorded": rec_v, "simulated (no policy)": sim_v, "error %": round(err, 1)})
+        err = f"{(sim_v - rec_v) / rec_v * 100:+.1f} %" if rec_v else "—"
+        shown = usd if "dollars" in name else (lambda v: f"{int(v):,}")
+        rows.append({"": name, "recorded": shown(rec_v), "simulated (no policy)": shown(sim_v), "error": err})
     st.subheader("Recorded against simulated", anchor=False)
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="recorded_table")
     st.plotly_chart(charts.recorded_figure(recorded, c), key="recorded_chart", config={"displaylogo": False})

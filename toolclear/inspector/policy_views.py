@@ -355,13 +355,15 @@ def render_policy_sweep(kind: str, t: tc.Transcript, config: Any, mode: str, cou
 
 def _suggested(t: tc.Transcript, counter: str, current: str) -> list[str]:
     """Five policies scaled to this conversation, so each of them does something."""
+    from toolclear.corpus import _nice
+
     sizes = _sizes(t, counter)
-    third = max(1, sizes["tokens"] // 3)
+    third = max(1, _nice(sizes["tokens"] / 3))  # round numbers, as a person would type them
     out = [current]
-    for spec in (f"eino:threshold={max(1, third // 2)},keep={third}",
+    for spec in (f"eino:threshold={max(1, _nice(third / 2))},keep={third}",
                  f"anthropic:trigger={third}",
-                 f"langchain:trigger={max(1, sizes['lc_tokens'] // 3)}",
-                 f"eino-reduction:threshold={max(1, sizes['rd_tokens'] // 3)},skip_truncation=true",
+                 f"langchain:trigger={max(1, _nice(sizes['lc_tokens'] / 3))}",
+                 f"eino-reduction:threshold={max(1, _nice(sizes['rd_tokens'] / 3))},skip_truncation=true",
                  "swe-agent", "openhands"):
         if len(out) < 5 and spec.split(":")[0] != current.split(":")[0]:
             out.append(spec)
@@ -426,7 +428,7 @@ def compare_columns(columns: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for c in columns:
         name = str(c)
-        if name.startswith("dollars"):
+        if "dollars" in name:
             out[name] = st.column_config.NumberColumn(name.replace("_", " ") + " ($)", format="dollar")
         elif name == "saved_percent":
             out[name] = st.column_config.NumberColumn("saved %", format="%.1f")

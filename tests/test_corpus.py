@@ -234,3 +234,38 @@ def test_damaged_members_are_each_an_error_and_the_rest_is_swept(tmp_path) -> No
     assert "runs.zip!corrupt.jsonl" in failed and "runs.zip!locked.jsonl" in failed
     assert not swept & failed
     assert len(list(corpus.runs())) == len(sweep.table["run"].unique())
+
+
+def test_links_in_a_folder_are_followed_inside_it_and_named_when_they_lead_out(tmp_path) -> None:
+    src = next((CORPUS / "eino").glob("*.jsonl"))
+    root = tmp_path / "runs"
+    (root / "real").mkdir(parents=True)
+    (root / "real" / "a.jsonl").write_bytes(src.read_bytes())
+    (root / "link.jsonl").symlink_to(root / "real" / "a.jsonl")
+    outside = tmp_path / "secret.jsonl"
+    outside.write_bytes(src.read_bytes())
+    (root / "out.jsonl").symlink_to(outside)
+    corpus = tc.load_corpus(root)
+    assert {f.label for f in corpus.files} == {"runs/real/a.jsonl", "runs/link.jsonl"}
+    assert corpus.errors == (("runs/out.jsonl", "a link to a file outside the folder: not followed"),)
+    from .test_cli import run
+
+    code, _, err = run("corpus", str(root), "--jobs", "1")
+    assert code == 0 and "skipped runs/out.jsonl: a link to a file outside the folder" in err
+
+
+def test_a_script_without_the_main_guard_is_told_what_to_do(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    src = next((CORPUS / "eino").glob("*.jsonl"))
+    for k in range(3):
+        (tmp_path / f"r{k}.jsonl").write_bytes(src.read_bytes())
+    script = tmp_path / "sweep.py"
+    script.write_text("import toolclear as tc\n"
+                      f"corpus = tc.load_corpus({str(tmp_path)!r})\n"
+                      "tc.sweep_corpus(corpus, [tc.ClearToolResultConfig()], workers=2, engine='process')\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path)
+    assert done.returncode != 0
+    assert "if __name__ == \"__main__\":" in done.stderr and "engine='serial'" in done.stderr

@@ -56,3 +56,32 @@ def test_toolclear_app_refuses_a_missing_file_in_one_line(tmp_path) -> None:
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "no such file" in done.stderr
     assert Path(tmp_path).exists()
+
+
+def test_sigterm_to_toolclear_app_stops_its_server(tmp_path) -> None:
+    """`kill PID` (SIGTERM to the toolclear process only, not its group) stops the
+    Streamlit server too: nothing keeps the port."""
+    port = _free_port()
+    log = (tmp_path / "app.log").open("wb")
+    proc = subprocess.Popen([sys.executable, "-m", "toolclear", "app", "--port", str(port), "--address",
+                             "127.0.0.1", "--headless"], cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        t0 = time.monotonic()
+        while not _healthy(url):
+            assert proc.poll() is None, (tmp_path / "app.log").read_text()
+            assert time.monotonic() - t0 < 60, (tmp_path / "app.log").read_text()
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)  # the parent alone, as `kill` does
+        proc.wait(timeout=30)
+        t0 = time.monotonic()
+        while _healthy(url):
+            assert time.monotonic() - t0 < 15, "the Streamlit server outlived toolclear app"
+            time.sleep(0.2)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        log.close()

@@ -284,3 +284,22 @@ def test_every_view_on_a_real_claude_code_run(page, streamlit_url, width) -> Non
         if os.environ.get("TOOLCLEAR_UPDATE_SCREENSHOT") == "1":
             (ROOT / "docs" / "views").mkdir(exist_ok=True)
             shutil.copyfile(out / name, ROOT / "docs" / "views" / name)
+
+
+def test_quick_key_presses_on_a_slider_are_all_kept(app_page) -> None:
+    """Six arrow presses in a row, faster than a rerun: the slider ends six steps on, and
+    the number box with it (no press lost, no value jumping back)."""
+    page = app_page
+    thumb = page.get_by_role("slider").first
+    start = int(thumb.input_value())
+    thumb.focus()
+    for _ in range(6):
+        page.keyboard.press("ArrowRight")
+    wait_for_app_idle(page)
+    page.wait_for_timeout(1500)
+    wait_for_app_idle(page)
+    end = int(thumb.input_value())
+    box = page.get_by_test_id("stNumberInputField").first
+    assert end > start and int(box.input_value()) == end
+    step = (end - start) // 6
+    assert end == start + 6 * step and step >= 1 and str(step).rstrip("0") in ("1", "2", "25", "5")

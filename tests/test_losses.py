@@ -172,3 +172,15 @@ def test_the_language_list_is_the_issues() -> None:
     assert "json" in sys.stdlib_module_names
     assert terms("slog.Info_1 atomic.AddInt64 runtime.GOMAXPROCS") == set()
     assert re.fullmatch(r"[\w./:-]+", "a.b")
+
+
+def test_the_sweep_has_a_loss_grid_beside_the_savings() -> None:
+    from toolclear import sweep
+
+    t = tc.load_all(REAL[0])[0]
+    sw = sweep.sweep(t.messages, tc.ClearToolResultConfig(), [0, 5_000], [5_000, 20_000], mode="replay")
+    for i, th in enumerate(sw.thresholds):
+        for j, keep in enumerate(sw.keeps):
+            r = tc.replay(t.messages, tc.ClearToolResultConfig(th, keep))
+            assert sw.needed[i][j] == len(tc.losses(r).needed)
+    assert any(v for row in sw.needed for v in row)

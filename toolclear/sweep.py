@@ -94,6 +94,8 @@ class Sweep:
     mode: str
     dollars_saved: tuple[tuple[float, ...], ...] | None = None
     """Replay with a pricing: dollars saved over the run (negative: costs more than nothing)."""
+    needed: tuple[tuple[int, ...], ...] | None = None
+    """Replay: changed results the agent needed later (``toolclear.losses``)."""
 
 
 def sweep(
@@ -120,11 +122,15 @@ def sweep(
     cleared_rows: list[tuple[int, ...]] = []
     breaks_rows: list[tuple[int, ...]] = []
     dollar_rows: list[tuple[float, ...]] = []
+    needed_rows: list[tuple[int, ...]] = []
     if mode == "replay":
+        from .lost import losses
+
         for t in thresholds:
-            saved, cleared, breaks, dollars = [], [], [], []
+            saved, cleared, breaks, dollars, needed = [], [], [], [], []
             for k in keeps:
                 rp = replay(msgs, replace(config, tool_result_token_threshold=t, keep_recent_tokens=k))
+                needed.append(len(losses(rp).needed))
                 saved.append(rp.tokens_sent_unreduced - rp.tokens_sent)
                 cleared.append(len(rp.cleared_indices))
                 breaks.append(rp.cache_breaks)
@@ -135,9 +141,10 @@ def sweep(
             cleared_rows.append(tuple(cleared))
             breaks_rows.append(tuple(breaks))
             dollar_rows.append(tuple(dollars))
+            needed_rows.append(tuple(needed))
         return Sweep(tuple(thresholds), tuple(keeps), tuple(saved_rows), tuple(cleared_rows),
                      tuple(breaks_rows), sum(counts), mode,
-                     tuple(dollar_rows) if pricing is not None else None)
+                     tuple(dollar_rows) if pricing is not None else None, tuple(needed_rows))
     # single pass: the window depends only on keep, the trigger only on the threshold
     per_keep = []
     for k in keeps:

@@ -560,6 +560,14 @@ def render_sweep(t: tc.Transcript, config: tc.ClearToolResultConfig, mode: schem
     with cols[1]:
         what = "cache_breaks" if sw.cache_breaks is not None else "cleared"
         st.plotly_chart(charts.heatmap_figure(sw, what, current), key="sweep_second", config={"displaylogo": False})
+    if sw.needed is not None:
+        cols = st.columns(2)
+        with cols[0]:
+            st.plotly_chart(charts.heatmap_figure(sw, "needed", current), key="sweep_needed",
+                            config={"displaylogo": False})
+        cols[1].caption("Beside what each setting saves, what it loses: how many of the results it cleared the "
+                        "agent's later replies used (by name, from results only the cleared copy held). A "
+                        "setting that saves much but loses many makes the agent re-read, or guess.")
     if priced is not None and sw.dollars_saved is not None:
         st.plotly_chart(charts.heatmap_figure(sw, "dollars_saved", current), key="sweep_dollars",
                         config={"displaylogo": False})

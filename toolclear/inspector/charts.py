@@ -311,17 +311,18 @@ def heatmap_figure(sw: Sweep, values: str, current: tuple[int, int], *, height: 
     z = getattr(sw, values)
     saved = "input tokens saved over all calls" if sw.mode == "replay" else "tokens saved in the final history"
     titles = {"tokens_saved": saved, "cleared": "results cleared", "cache_breaks": "prompt-cache breaks",
-              "dollars_saved": "dollars saved over the run (red: costs more than nothing)"}
+              "dollars_saved": "dollars saved over the run (red: costs more than nothing)",
+              "needed": "cleared results the agent needed later (loss)"}
     fig = go.Figure(
         go.Heatmap(
             z=[list(r) for r in z], x=list(sw.keeps), y=list(sw.thresholds),
-            colorscale="RdBu" if dollars else "Blues" if values != "cache_breaks" else "Reds",
+            colorscale="RdBu" if dollars else "Reds" if values in ("cache_breaks", "needed") else "Blues",
             zmid=0 if dollars else None,
             hovertemplate="threshold %{y:,}<br>keep %{x:,}<br>" + titles[values]
             + (": $%{z:,.4f}" if dollars else ": %{z:,}") + "<extra></extra>",
             # a short unit: the long title squeezed the plot at laptop widths (it is the chart's title)
             colorbar={"title": {"tokens_saved": "tokens", "cleared": "results", "cache_breaks": "breaks",
-                                "dollars_saved": "$"}[values], "thickness": 12},
+                                "dollars_saved": "$", "needed": "results"}[values], "thickness": 12},
         )
     )
     flat = [v for row in z for v in row]

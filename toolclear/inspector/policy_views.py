@@ -292,20 +292,23 @@ def _sweep(key: tuple[Any, ...], _t: tc.Transcript, _config: Any, fx: str, xs: t
            ys: tuple[int, ...], mode: str, counter: str, files: bool) -> Any:
     from toolclear.sweep import Sweep
 
-    saved, changed, breaks = [], [], []
+    saved, changed, breaks, needed = [], [], [], []
     for y in ys:
-        row_s, row_c, row_b = [], [], []
+        row_s, row_c, row_b, row_n = [], [], [], []
         for x in xs:
             cfg = replace(_config, **{fx: x, fy: y})
             backend = tc.MemoryBackend() if files else None
             r = (tc.replay if mode == "replay" else tc.apply)(_t.messages, cfg, backend=backend, counter=counter)
+            row_n.append(len(tc.losses(r).needed))
             row_s.append(r.tokens_sent_unreduced - r.tokens_sent if mode == "replay" else r.tokens_before - r.tokens_after)
             row_c.append(len(r.cleared_indices))
             row_b.append(r.cache_breaks)
         saved.append(tuple(row_s))
         changed.append(tuple(row_c))
         breaks.append(tuple(row_b))
-    return Sweep(ys, xs, tuple(saved), tuple(changed), tuple(breaks) if mode == "replay" else None, 0, mode)
+        needed.append(tuple(row_n))
+    return Sweep(ys, xs, tuple(saved), tuple(changed), tuple(breaks) if mode == "replay" else None, 0, mode,
+                 needed=tuple(needed) if mode == "replay" else None)
 
 
 def _axis(unit: str, size: int, current: int) -> tuple[int, ...]:
@@ -346,6 +349,9 @@ def render_policy_sweep(kind: str, t: tc.Transcript, config: Any, mode: str, cou
     with cols[1]:
         what = "cache_breaks" if sw.cache_breaks is not None else "cleared"
         st.plotly_chart(charts.heatmap_figure(sw, what, current, axes=titles), key="p_sweep_second",
+                        config={"displaylogo": False})
+    if sw.needed is not None:
+        st.plotly_chart(charts.heatmap_figure(sw, "needed", current, axes=titles), key="p_sweep_needed",
                         config={"displaylogo": False})
     st.caption(f"Each cell runs the policy with those two numbers; the star is your setting. {POLICY_HELP[kind]}")
 

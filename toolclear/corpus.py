@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import tarfile
-import zipfile
-import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from .archives import DAMAGED, is_archive, list_members, read_member, read_members
 from .errors import ConfigError, ToolclearError
 
 if TYPE_CHECKING:
@@ -31,11 +29,7 @@ __all__ = ["Corpus", "CorpusFile", "CorpusSweep", "Recommendation", "grid", "loa
 Engine = Literal["serial", "process", "dask"]
 DEFAULT_LOSS_BUDGET = 5.0
 """``recommend``'s default: at most 5 needed results per 100 model calls over the corpus."""
-_MAX_MEMBER = 2 * 1024**3
-_DAMAGED = (OSError, KeyError, EOFError, RuntimeError, NotImplementedError, ValueError, tarfile.TarError,
-            zipfile.BadZipFile, zlib.error)
-"""What reading a damaged, encrypted or oddly compressed archive member raises: that
-member's error, never the whole sweep's."""
+_DAMAGED = DAMAGED
 
 
 @dataclass(frozen=True)
@@ -46,6 +40,8 @@ class CorpusFile:
     """Stable name: the path relative to the corpus root, or ``archive!member``."""
     path: str
     member: str | None = None
+    index: int = -1
+    """A member's place in its archive's order (two members may share a name)."""
 
     def read(self) -> bytes:
         if self.member is None:
@@ -53,20 +49,7 @@ class CorpusFile:
 
             _, data = read_source(self.path)
             return data
-        if zipfile.is_zipfile(self.path):
-            with zipfile.ZipFile(self.path) as zf:
-                info = zf.getinfo(self.member)
-                if info.file_size > _MAX_MEMBER:
-                    raise ConfigError(f"{self.label}: {info.file_size:,} bytes, over the 2 GiB a file may hold")
-                return zf.read(self.member)
-        with tarfile.open(self.path) as tf:
-            tinfo = tf.getmember(self.member)
-            if tinfo.size > _MAX_MEMBER:
-                raise ConfigError(f"{self.label}: {tinfo.size:,} bytes, over the 2 GiB a file may hold")
-            fh = tf.extractfile(tinfo)
-            if fh is None:
-                raise ConfigError(f"{self.label}: not a regular file")
-            return fh.read()
+        return read_member(self.path, self.index, self.label)
 
 
 @dataclass(frozen=True)
@@ -84,34 +67,51 @@ class Corpus:
     def runs(self) -> Iterator[tuple[str, Any]]:
         """(run id, transcript) of every conversation of every file, one file at a time;
         files that fail to read are skipped (``sweep_corpus`` reports them)."""
-        for f in self.files:
+        for f, data, error in _contents(self.files):
+            if error is not None:
+                continue
             try:
-                transcripts = _load(f, self.format)
+                transcripts = _load(f, self.format, data)
             except (ToolclearError, *_DAMAGED):
                 continue
             for t in transcripts:
                 yield f"{f.label}#{t.id}", t
 
 
-def _load(f: CorpusFile, fmt: str) -> list[Any]:
+def _load(f: CorpusFile, fmt: str, data: bytes | None = None) -> list[Any]:
     from .formats import load_all
 
-    return load_all(f.read(), fmt, name=f.label)
+    return load_all(data if data is not None else f.read(), fmt, name=f.label)
+
+
+def _contents(files: Sequence[CorpusFile]) -> Iterator[tuple[CorpusFile, bytes | None, str | None]]:
+    """Each file with its bytes where they come from an archive (read in one pass per
+    archive, in the archive's order), None where a worker reads the file itself; or
+    with its error. Files are yielded in the corpus's order."""
+    k = 0
+    while k < len(files):
+        f = files[k]
+        if f.member is None:
+            yield f, None, None
+            k += 1
+            continue
+        end = k
+        while end < len(files) and files[end].member is not None and files[end].path == f.path:
+            end += 1
+        group = files[k:end]
+        by_index = {g.index: g for g in group}
+        for index, data, error in read_members(f.path, {g.index: g.label for g in group}):
+            yield by_index[index], data, error
+        k = end
 
 
 _SUFFIXES = (".json", ".jsonl", ".yaml", ".yml", ".traj")
 
 
 def _archive_files(path: Path, pattern: str) -> list[CorpusFile]:
-    names: list[str] = []
-    if zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as zf:
-            names = [i.filename for i in zf.infolist() if not i.is_dir()]
-    else:
-        with tarfile.open(path) as tf:
-            names = [m.name for m in tf.getmembers() if m.isfile()]
-    keep = [n for n in sorted(names) if _wanted(n, pattern)]
-    return [CorpusFile(f"{path.name}!{n}", str(path), n) for n in keep]
+    """The wanted members, in the archive's own order (read in one pass in that order)."""
+    return [CorpusFile(f"{path.name}!{m.name}", str(path), m.name, m.position) for m in list_members(path)
+            if _wanted(m.name, pattern)]
 
 
 def _wanted(name: str, pattern: str) -> bool:
@@ -126,10 +126,7 @@ def _wanted(name: str, pattern: str) -> bool:
 def _is_archive(path: Path) -> bool:
     if path.suffix.lower() in (".json", ".jsonl", ".yaml", ".yml"):
         return False
-    try:
-        return zipfile.is_zipfile(path) or tarfile.is_tarfile(path)
-    except _DAMAGED:  # a truncated .gz: not an archive to list; reading it says what is wrong
-        return False
+    return is_archive(path)
 
 
 def load_corpus(source: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], pattern: str = "**/*",
@@ -273,9 +270,11 @@ def _run_pricing(pricing: Any, messages: Sequence[Any]) -> Any:
     return pricing_for(run_model(messages))
 
 
-def _rows_for_file(f: CorpusFile, fmt: str, configs: Sequence[Any], labels: Sequence[str], mode: str,
-                   pricing: Any, counter: Any, calibrate: bool = False) -> tuple[list[tuple[Any, ...]], str | None]:
-    """Every config on every run of one file (what one worker does)."""
+def _rows_for_file(f: CorpusFile, data: bytes | None, fmt: str, configs: Sequence[Any], labels: Sequence[str],
+                   mode: str, pricing: Any, counter: Any, calibrate: bool = False
+                   ) -> tuple[list[tuple[Any, ...]], str | None]:
+    """Every config on every run of one file (what one worker does); ``data`` is the
+    file's bytes when they came out of an archive, else None (the worker reads it)."""
     from ._offload import MemoryBackend
     from .billing import cost
     from .counters import count_tokens
@@ -283,7 +282,7 @@ def _rows_for_file(f: CorpusFile, fmt: str, configs: Sequence[Any], labels: Sequ
     from .reduction import EinoReductionConfig
 
     try:
-        transcripts = _load(f, fmt)
+        transcripts = _load(f, fmt, data)
     except ToolclearError as exc:
         return [], str(exc)
     except _DAMAGED as exc:
@@ -472,12 +471,14 @@ def _init(shared: tuple[Any, ...]) -> None:
     _SHARED = shared
 
 
-def _work(args: tuple[Any, ...]) -> tuple[list[tuple[Any, ...]], str | None]:
-    return _rows_for_file(*args)
+Item = tuple[CorpusFile, "bytes | None", "str | None"]
+Result = tuple[list[tuple[Any, ...]], "str | None"]
 
 
-def _work_file(f: CorpusFile) -> tuple[list[tuple[Any, ...]], str | None]:
-    return _rows_for_file(f, *_SHARED)
+def _work_batch(items: list[Item], shared: tuple[Any, ...] | None = None) -> list[Result]:
+    """A worker's task: a few files (the settings sent once per worker, or with it)."""
+    settings = shared if shared is not None else _SHARED
+    return [([], error) if error is not None else _rows_for_file(f, data, *settings) for f, data, error in items]
 
 
 def sweep_corpus(
@@ -512,67 +513,108 @@ def sweep_corpus(
 
         pricing = PRICING[pricing]
     labels = _labels(configs)
-    tasks = [(f, corpus.format, configs, labels, mode, pricing, counter, calibrate) for f in corpus.files]
-    results: list[tuple[list[tuple[Any, ...]], str | None]] = []
-    for done, res in enumerate(_run(tasks, engine, workers, client, scheduler), start=1):
-        results.append(res)
-        if progress is not None:
-            progress(done, len(tasks))
+    shared = (corpus.format, configs, labels, mode, pricing, counter, calibrate)
     rows: list[tuple[Any, ...]] = []
     errors = list(corpus.errors)
-    for f, (file_rows, error) in zip(corpus.files, results):
+    total = len(corpus.files)
+    done = 0
+    for f, (file_rows, error) in _run(_contents(corpus.files), shared, total, engine, workers, client, scheduler):
+        done += 1
         if error is not None:
             errors.append((f.label, error))
         rows += file_rows
+        if progress is not None:
+            progress(done, total)
     table = pd.DataFrame.from_records(rows, columns=list(ROW_FIELDS))
     return CorpusSweep(table, tuple(errors), tuple(configs), tuple(labels), mode)
 
 
-def _run(tasks: list[tuple[Any, ...]], engine: Engine, workers: int | None, client: Any,
-         scheduler: str | None) -> Iterable[tuple[list[tuple[Any, ...]], str | None]]:
-    """The results in the order of the tasks, whatever order they finish in."""
-    if engine == "serial" or (engine == "process" and (workers == 1 or len(tasks) <= 1)):
-        yield from map(_work, tasks)
+def _batches(items: Iterable[Item], size: int) -> Iterator[list[Item]]:
+    batch: list[Item] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _in_order(submit: Callable[[list[Item]], Any], result: Callable[[Any], list[Result]],
+              batches: Iterable[list[Item]], window: int) -> Iterator[tuple[CorpusFile, Result]]:
+    """Each batch submitted as the one before the window's end is collected: at most
+    ``window`` batches (and their archive bytes) in flight, results in the files' order."""
+    from collections import deque
+
+    flight: deque[tuple[list[Item], Any]] = deque()
+    for batch in batches:
+        flight.append((batch, submit(batch)))
+        if len(flight) >= window:
+            sent, fut = flight.popleft()
+            yield from zip((f for f, _, _ in sent), result(fut))
+    while flight:
+        sent, fut = flight.popleft()
+        yield from zip((f for f, _, _ in sent), result(fut))
+
+
+def _run(items: Iterable[Item], shared: tuple[Any, ...], total: int, engine: Engine, workers: int | None,
+         client: Any, scheduler: str | None) -> Iterator[tuple[CorpusFile, Result]]:
+    """(file, its rows or error) in the order of the files, whatever order they finish in."""
+    if engine not in ("serial", "process", "dask"):
+        raise ConfigError(f"engine: expected serial, process or dask, got {engine!r}")
+    if engine == "serial" or (engine == "process" and (workers == 1 or total <= 1)):
+        for batch in _batches(items, 1):
+            yield from zip((f for f, _, _ in batch), _work_batch(batch, shared))
         return
     if engine == "process":
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        ctx = multiprocessing.get_context("spawn")  # no fork of a process that may hold threads (Streamlit)
-        n = workers or os.cpu_count() or 1
-        shared = tasks[0][1:]
-        # the settings go to each worker once; tasks are files, a few per message
-        from concurrent.futures.process import BrokenProcessPool
-
-        try:
-            with ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init, initargs=(shared,)) as pool:
-                yield from pool.map(_work_file, [t[0] for t in tasks],
-                                    chunksize=max(1, min(16, len(tasks) // (8 * n))))
-        except BrokenProcessPool:
-            raise ConfigError(
-                "sweep_corpus: a worker process died. A script that sweeps with engine='process' must run it under "
-                "`if __name__ == \"__main__\":` (each worker starts by importing the script again); otherwise a "
-                "worker ran out of memory: use engine='serial' or fewer workers") from None
+        yield from _run_processes(items, shared, total, workers)
         return
-    if engine == "dask":
+    yield from _run_dask(items, shared, client, scheduler)
+
+
+def _run_processes(items: Iterable[Item], shared: tuple[Any, ...], total: int, workers: int | None
+                   ) -> Iterator[tuple[CorpusFile, Result]]:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    ctx = multiprocessing.get_context("spawn")  # no fork of a process that may hold threads (Streamlit)
+    n = max(1, min(workers or os.cpu_count() or 1, os.cpu_count() or 1, total))
+    size = max(1, min(16, total // (8 * n)))  # a few files per task: fewer messages, still balanced
+    try:
+        # the settings go to each worker once
+        with ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init, initargs=(shared,)) as pool:
+            yield from _in_order(lambda b: pool.submit(_work_batch, b), lambda fut: fut.result(),
+                                 _batches(items, size), 4 * n)
+    except BrokenProcessPool:
+        raise ConfigError(
+            "sweep_corpus: a worker process died. A script that sweeps with engine='process' must run it under "
+            "`if __name__ == \"__main__\":` (each worker starts by importing the script again); otherwise a "
+            "worker ran out of memory: use engine='serial' or fewer workers") from None
+
+
+DASK_TIMEOUT = 30
+"""Seconds to reach a Dask scheduler, and to wait for a task, before giving up."""
+
+
+def _run_dask(items: Iterable[Item], shared: tuple[Any, ...], client: Any, scheduler: str | None
+              ) -> Iterator[tuple[CorpusFile, Result]]:
+    try:
+        from dask.distributed import Client  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        raise ConfigError("engine='dask' needs dask.distributed: pip install 'toolclear[dask]'") from None
+    own = None
+    if client is None:
+        if scheduler is None:
+            raise ConfigError("engine='dask' needs client= (a dask.distributed.Client) or scheduler= (an address)")
         try:
-            from dask.distributed import Client  # type: ignore[import-not-found,unused-ignore]
-        except ImportError:
-            raise ConfigError("engine='dask' needs dask.distributed: pip install 'toolclear[dask]'") from None
-        own = None
-        if client is None:
-            if scheduler is None:
-                raise ConfigError("engine='dask' needs client= (a dask.distributed.Client) or scheduler= (an address)")
-            own = client = Client(scheduler)
-        try:
-            futures = client.map(_work, tasks, pure=False)
-            for fut in futures:
-                yield fut.result()
-        finally:
-            if own is not None:
-                own.close()
-        return
-    raise ConfigError(f"engine: expected serial, process or dask, got {engine!r}")
-
-
-
+            own = client = Client(scheduler, timeout=DASK_TIMEOUT)
+        except (OSError, ValueError, TypeError, TimeoutError) as exc:
+            raise ConfigError(f"dask scheduler {scheduler!r}: cannot connect within {DASK_TIMEOUT} s "
+                              f"({type(exc).__name__}: {exc})") from None
+    try:
+        yield from _in_order(lambda b: client.submit(_work_batch, b, shared, pure=False), lambda fut: fut.result(),
+                             _batches(items, 4), 8 * max(1, len(client.scheduler_info().get("workers", {})) or 1))
+    finally:
+        if own is not None:
+            own.close()

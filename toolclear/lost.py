@@ -254,6 +254,19 @@ def losses(result: Any, messages: Sequence[Message] | None = None) -> Losses:
     nothing by this measure: no reply comes after it."""
     if getattr(result, "mode", "replay") != "replay":
         return Losses((), (), 0)  # one pass at the end of the run: no later reply to need anything
+    memo = getattr(result, "__dict__", None)
+    if messages is None and memo is not None and isinstance(memo.get(_RESULT_KEY), Losses):
+        return memo[_RESULT_KEY]  # a result is immutable: its losses are found once
+    found = _losses(result, messages)
+    if messages is None and memo is not None:
+        memo[_RESULT_KEY] = found
+    return found
+
+
+_RESULT_KEY = "_lost"
+
+
+def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
     original = tuple(messages) if messages is not None else tuple(getattr(result, "_seen", ()) or ())
     if not original and result.messages:
         raise ConfigError("losses: the replay holds no original messages; pass messages=")

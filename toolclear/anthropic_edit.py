@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import checks
 from ._engine import Pairing, with_inputs_cleared
 from .counters import TokenCounter, count_tokens
 from .errors import ConfigError
@@ -23,11 +24,6 @@ __all__ = ["ANTHROPIC_PLACEHOLDER", "AnthropicClearToolUsesConfig"]
 
 ANTHROPIC_PLACEHOLDER = "[cleared]"
 """The documentation does not give the server's text; LangChain's mirror of this edit uses this."""
-
-
-def _int_or_none(name: str, value: object, *, minimum: int = 0) -> None:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < minimum):
-        raise ConfigError(f"{name}: expected an integer >= {minimum} or None, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -47,15 +43,14 @@ class AnthropicClearToolUsesConfig:
     placeholder: str = ANTHROPIC_PLACEHOLDER
 
     def __post_init__(self) -> None:
-        _int_or_none("trigger_input_tokens", self.trigger_input_tokens)
-        _int_or_none("trigger_tool_uses", self.trigger_tool_uses)
-        _int_or_none("keep_tool_uses", self.keep_tool_uses)
-        _int_or_none("clear_at_least_input_tokens", self.clear_at_least_input_tokens)
+        checks.whole("trigger_input_tokens", self.trigger_input_tokens, none_ok=self.trigger_tool_uses is not None)
+        checks.whole("trigger_tool_uses", self.trigger_tool_uses, none_ok=True)
+        checks.whole("keep_tool_uses", self.keep_tool_uses)
+        checks.whole("clear_at_least_input_tokens", self.clear_at_least_input_tokens, none_ok=True)
         object.__setattr__(self, "exclude_tools", _names("exclude_tools", self.exclude_tools))
         if not isinstance(self.clear_tool_inputs, bool):
             object.__setattr__(self, "clear_tool_inputs", _names("clear_tool_inputs", self.clear_tool_inputs))
-        if not isinstance(self.placeholder, str):
-            raise ConfigError(f"placeholder: expected a string, got {self.placeholder!r}")
+        checks.text("placeholder", self.placeholder)
 
     def clears_input(self, tool: str) -> bool:
         c = self.clear_tool_inputs

@@ -24,7 +24,6 @@ are taken to follow each other within the TTL (said in ``Cost.assumptions``).
 from __future__ import annotations
 
 import json
-import math
 from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -49,6 +48,11 @@ __all__ = ["PRICING", "CallCost", "Cost", "Pricing", "cost", "pricing_for", "rec
 CacheKind = Literal["anthropic", "openai", "gemini", "none"]
 COMPACTION_TEXT = "This session is being continued from a previous conversation"
 """How Claude Code's compaction summary starts: calls after it no longer send what came before."""
+
+
+MAX_PRICE = 100_000.0
+"""The most a price may be, in dollars per million tokens: past it a number is a typo (and
+would overflow the sums into inf / nan)."""
 
 
 @dataclass(frozen=True)
@@ -78,14 +82,15 @@ class Pricing:
     def __post_init__(self) -> None:
         for f in ("input", "output", "cache_write", "cache_read"):
             v = getattr(self, f)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or not math.isfinite(v):
-                raise ConfigError(f"pricing {f}: expected dollars per million tokens >= 0, got {v!r}")
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= MAX_PRICE:
+                raise ConfigError(f"pricing {f}: expected dollars per million tokens from 0 to {MAX_PRICE:,.0f}, "
+                                  f"got {v!r}")
         if self.cache not in ("anthropic", "openai", "gemini", "none"):
             raise ConfigError(f"pricing cache: expected anthropic, openai, gemini or none, got {self.cache!r}")
         for f in ("ttl_seconds", "min_cacheable", "overhead_tokens"):
             v = getattr(self, f)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ConfigError(f"pricing {f}: expected a whole number >= 0, got {v!r}")
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 10**15:
+                raise ConfigError(f"pricing {f}: expected a whole number from 0 to 10**15, got {v!r}")
 
     def with_ttl_1h(self) -> Pricing:
         """Anthropic's 1-hour cache: a longer life at the higher write price."""

@@ -23,7 +23,7 @@ from typing import IO, Any, NoReturn
 
 from . import __version__
 from ._offload import DEFAULT_OFFLOADING_TOKEN_LIMIT, LocalDirBackend, ToolResultOffloadingConfig
-from .billing import PRICING, Pricing, cost
+from .billing import MAX_PRICE, PRICING, Pricing, cost
 from .clearing import (
     DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_THRESHOLD,
@@ -125,7 +125,14 @@ def _non_negative(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a number >= 0, got {value}")
+    if value > MAX_NUMBER:
+        raise argparse.ArgumentTypeError(f"expected a number up to {MAX_NUMBER:,}, got {text[:40]}")
     return value
+
+
+MAX_NUMBER = 10**15
+"""The largest count an option takes: past it a number is a typo, not a setting (and
+would overflow the cost model's arrays)."""
 
 
 def _budget(text: str) -> float:
@@ -143,8 +150,9 @@ def _dollars(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected dollars per million tokens, got {text!r}") from None
-    if value < 0 or value != value or value in (float("inf"),):
-        raise argparse.ArgumentTypeError(f"expected dollars per million tokens >= 0, got {text!r}")
+    if value < 0 or value != value or value > MAX_PRICE:
+        raise argparse.ArgumentTypeError(f"expected dollars per million tokens from 0 to {MAX_PRICE:,.0f}, "
+                                         f"got {text!r}")
     return value
 
 
@@ -211,7 +219,9 @@ def _parser() -> _Parser:
     common.add_argument("input", metavar="INPUT", help="transcript file, or - for standard input")
     common.add_argument("--format", default="auto", help="input format (default: auto-detect; see 'toolclear formats')")
     common.add_argument("--conversation", metavar="ID", help="only this conversation of a file that holds several")
-    common.add_argument("--counter", default="eino", help="token counter (default: eino; see 'toolclear counters')")
+    common.add_argument("--counter", default=None,
+                        help="token counter (default: eino, or the one --policy eino:counter=NAME names; see "
+                             "'toolclear counters')")
 
     red = sub.add_parser(
         "reduce",
@@ -479,9 +489,11 @@ def _write_output(path: str | None, data: bytes, stdout: IO[bytes]) -> None:
 
 def _policy_setup(args: argparse.Namespace) -> tuple[Any, ToolResultOffloadingConfig | None, LocalDirBackend | None]:
     """The policy reduce runs, with its offloading and storage from the options."""
+    eino = args.policy.split(":")[0].strip().lower() == "eino"
     config = parse_policy(args.policy, threshold=args.threshold, keep=args.keep, placeholder=args.placeholder,
-                          exclude=tuple(args.exclude) or None,
-                          counter=args.counter if args.policy.split(":")[0].strip().lower() == "eino" else None)
+                          exclude=tuple(args.exclude) or None, counter=args.counter if eino else None)
+    if args.counter is None:  # the policy's own counter option, where it names one
+        args.counter = config.counter_name if isinstance(config, ClearToolResultConfig) else "eino"
     get_counter(args.counter)  # fail before any work if it cannot load
     offloading = backend = None
     if args.offload_dir:
@@ -917,6 +929,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[bytes] | None = None, 
     try:
         parser = _parser()
         args = parser.parse_args(argv)
+        if args.command != "reduce" and getattr(args, "counter", "") is None:
+            args.counter = "eino"
         if args.command is None:
             parser.print_help(sys.stdout)
             return 2

@@ -366,6 +366,10 @@ def _split_top(text: str) -> list[str]:
     return parts
 
 
+def _short(text: str) -> str:
+    return text if len(text) <= 60 else text[:40] + "…" + text[-10:]
+
+
 def _value(field: str, text: str, default: Any) -> Any:
     """One option's text as the type its field has (by the field's default)."""
     import json
@@ -375,7 +379,9 @@ def _value(field: str, text: str, default: Any) -> Any:
         try:
             value = json.loads(text)
         except ValueError:
-            raise ConfigError(f"{field}: {text!r} is not valid JSON") from None
+            raise ConfigError(f"{field}: {_short(text)!r} is not valid JSON") from None
+        except RecursionError:
+            raise ConfigError(f"{field}: JSON nested too deeply ({_short(text)!r})") from None
         return tuple(value) if isinstance(value, list) else value
     if isinstance(default, str):
         return text

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
+from . import checks
 from ._engine import Pairing, with_inputs_cleared
 from .errors import ConfigError
 from .model import Message, MessageStatus
@@ -43,19 +44,13 @@ class LangChainClearToolUsesConfig:
 
     def __post_init__(self) -> None:
         for name in ("trigger", "clear_at_least", "keep"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int):
-                raise ConfigError(f"{name}: expected an integer, got {v!r}")
-        if self.keep < 0:
-            raise ConfigError(f"keep: expected an integer >= 0, got {self.keep}")
-        if not isinstance(self.clear_tool_inputs, bool):
-            raise ConfigError(f"clear_tool_inputs: expected true or false, got {self.clear_tool_inputs!r}")
+            checks.whole(name, getattr(self, name))
+        checks.flag("clear_tool_inputs", self.clear_tool_inputs)
         ex = self.exclude_tools
         if isinstance(ex, str) or not all(isinstance(v, str) for v in (ex or ())):
             raise ConfigError(f"exclude_tools: expected a list of tool names, got {ex!r}")
         object.__setattr__(self, "exclude_tools", tuple(ex or ()))
-        if not isinstance(self.placeholder, str):
-            raise ConfigError(f"placeholder: expected a string, got {self.placeholder!r}")
+        checks.text("placeholder", self.placeholder)
 
 
 def _args(arguments: str) -> Any:

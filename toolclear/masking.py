@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from . import checks
 from .errors import ConfigError
 from .model import Message, MessageStatus
 
@@ -45,15 +46,11 @@ class ObservationMaskingConfig:
 
     def __post_init__(self) -> None:
         for name, low in (("keep_last", 0), ("polling", 1)):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < low:
-                raise ConfigError(f"{name}: expected an integer >= {low}, got {v!r}")
-        if not isinstance(self.keep_first, bool):
-            raise ConfigError(f"keep_first: expected true or false, got {self.keep_first!r}")
+            checks.whole(name, getattr(self, name), minimum=low)
+        checks.flag("keep_first", self.keep_first)
         if self.unit not in ("results", "messages"):
             raise ConfigError(f"unit: expected 'results' or 'messages', got {self.unit!r}")
-        if not isinstance(self.placeholder, str):
-            raise ConfigError(f"placeholder: expected a string, got {self.placeholder!r}")
+        checks.text("placeholder", self.placeholder)
 
     @classmethod
     def openhands(cls, attention_window: int = 10) -> ObservationMaskingConfig:

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from . import checks
 from ._offload import StorageBackend
 from .errors import ConfigError
 from .model import Message, utf8_len
@@ -92,9 +93,8 @@ class EinoReductionConfig:
     def __post_init__(self) -> None:
         for name in ("max_tokens_for_clear", "clear_retention_suffix_limit", "clear_at_least_tokens",
                      "max_length_for_trunc"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ConfigError(f"{name}: expected an integer, got {value!r}")
+            # eino reads 0 as its default; a negative number means nothing there, so it is refused
+            checks.whole(name, getattr(self, name))
         for name in ("clear_exclude_tools", "trunc_exclude_tools"):
             value = getattr(self, name)
             if value is None:
@@ -103,8 +103,7 @@ class EinoReductionConfig:
                 raise ConfigError(f"{name}: expected a list of tool names, got {value!r}")
             object.__setattr__(self, name, tuple(value))
         for name in ("skip_truncation", "skip_clear"):
-            if not isinstance(getattr(self, name), bool):
-                raise ConfigError(f"{name}: expected true or false, got {getattr(self, name)!r}")
+            checks.flag(name, getattr(self, name))
         if self.language not in _CLEARED:
             raise ConfigError(f"language: expected 'en' or 'zh', got {self.language!r}")
         tc = self.tool_config or {}

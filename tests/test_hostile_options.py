@@ -1,0 +1,48 @@
+"""Option parsing under attack: every odd value is one line and exit 2, never an
+internal error; an option the user gave is never silently overridden."""
+
+from __future__ import annotations
+
+import pytest
+
+import toolclear as tc
+
+from .conftest import CORPUS
+from .test_cli import run
+
+RUN = next((CORPUS / "eino").glob("*.jsonl"))
+DEEP = "[" * 5000
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--policy", "anthropic:trigger=none"], "trigger_input_tokens: expected a whole number >= 0"),
+    (["--policy", "anthropic:keep=none"], "keep_tool_uses: expected a whole number >= 0"),
+    (["--policy", "langchain:trigger=-5"], "trigger: expected a whole number >= 0"),
+    (["--policy", "langchain:at_least=-1"], "clear_at_least: expected a whole number >= 0"),
+    (["--policy", "eino-reduction:threshold=-1,skip_truncation=true"], "max_tokens_for_clear: expected a whole"),
+    (["--policy", "eino:counter=bogus"], "unknown token counter 'bogus'"),
+    (["--policy", f"eino:placeholder={DEEP}"], "placeholder: JSON nested too deeply"),
+    (["--policy", f"anthropic:exclude={DEEP}"], "exclude_tools: JSON nested too deeply"),
+    (["--pricing", "claude-sonnet-4-5", "--overhead", "9" * 30], "expected a number up to"),
+    (["--pricing", "claude-sonnet-4-5", "--price-input", "1e308"], "from 0 to 100,000"),
+    (["--pricing", "claude-sonnet-4-5", "--price-output", "nan"], "from 0 to 100,000"),
+])
+def test_odd_options_are_one_line_and_exit_2(tmp_path, args, message) -> None:
+    code, _, err = run("reduce", str(RUN), *args, "-o", str(tmp_path / "o.jsonl"))
+    assert code == 2 and message in err and err.count("\n") == 1, err
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_the_policys_own_counter_is_not_overridden_by_the_default(tmp_path) -> None:
+    out = tmp_path / "r.json"
+    code, _, err = run("reduce", str(RUN), "--policy", "eino:counter=cl100k_base,threshold=1,keep=1", "--report",
+                       str(out), "-o", str(tmp_path / "o.jsonl"))
+    assert code == 0, err
+    assert '"token_counter": "cl100k_base"' in out.read_text()
+
+
+def test_pricing_refuses_numbers_that_would_overflow() -> None:
+    with pytest.raises(tc.ConfigError, match="from 0 to 100,000"):
+        tc.Pricing(input=1e308, output=1.0)
+    with pytest.raises(tc.ConfigError, match="overhead_tokens"):
+        tc.Pricing(input=1.0, output=1.0, overhead_tokens=10**30)

@@ -269,3 +269,65 @@ def test_a_script_without_the_main_guard_is_told_what_to_do(tmp_path) -> None:
                           cwd=tmp_path)
     assert done.returncode != 0
     assert "if __name__ == \"__main__\":" in done.stderr and "engine='serial'" in done.stderr
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".json", ".parquet"])
+def test_a_name_that_is_not_utf8_never_breaks_the_outputs(tmp_path, suffix) -> None:
+    import os
+
+    src = next((CORPUS / "eino").glob("*.jsonl")).read_bytes()
+    root = tmp_path / "runs"
+    root.mkdir()
+    with open(os.path.join(os.fsencode(root), b"caf\xe9\x07.jsonl"), "wb") as fh:
+        fh.write(src)
+    corpus = tc.load_corpus(root)
+    assert [f.label for f in corpus.files] == ["runs/caf\\xe9\\x07.jsonl"]
+    from .test_cli import run
+
+    code, out, err = run("corpus", str(root), "--jobs", "1", "-o", str(tmp_path / f"t{suffix}"))
+    assert code == 0, err
+    assert (tmp_path / f"t{suffix}").stat().st_size > 0
+
+
+def test_sigterm_stops_a_process_sweep_and_its_workers(tmp_path) -> None:
+    """`timeout` / systemd / `docker stop` send SIGTERM: the sweep stops, says so, and
+    leaves no worker process behind."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    import uuid
+
+    src = (CORPUS / "claude_code" / "entire-cli_cc-2.1.37_large_4c-ff5845d5a2.jsonl").read_bytes()
+    for k in range(60):
+        (tmp_path / f"r{k}.jsonl").write_bytes(src)
+    mark = uuid.uuid4().hex
+    proc = subprocess.Popen([sys.executable, "-m", "toolclear", "corpus", str(tmp_path), "--replay", "--jobs", "2",
+                             "--threshold", "1000:40000:6", "--keep", "1000:80000:6"],
+                            env={**os.environ, "TOOLCLEAR_TEST_MARK": mark}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+
+    def marked() -> list[int]:
+        out = []
+        for pid in os.listdir("/proc"):
+            if pid.isdigit() and int(pid) != proc.pid:
+                try:
+                    with open(f"/proc/{pid}/environ", "rb") as fh:
+                        if mark.encode() in fh.read():
+                            out.append(int(pid))
+                except OSError:
+                    pass
+        return out
+
+    t0 = time.monotonic()
+    while len(marked()) < 2:  # the workers have started
+        assert proc.poll() is None and time.monotonic() - t0 < 60, proc.stderr.read() if proc.stderr else ""
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted" in err, err
+    t0 = time.monotonic()
+    while marked():
+        assert time.monotonic() - t0 < 15, f"workers left running: {marked()}"
+        time.sleep(0.2)

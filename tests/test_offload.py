@@ -236,3 +236,18 @@ def test_notice_message_is_utf8_safe_and_ends_with_newline() -> None:
     assert done.offloaded and done.message.endswith("\n")
     assert done.message.count("\n1: ") == 1 and "2: " + "🙂" * 10 + "\n" in done.message
     assert len(Message("tool", done.message).content) < 2000
+
+
+def test_a_fresh_backend_never_reads_another_calls_result_by_a_crafted_id(tmp_path) -> None:
+    import toolclear as tc
+
+    tc.LocalDirBackend(tmp_path).write("/large_tool_result/victim", "SECRET")
+    fresh = tc.LocalDirBackend(tmp_path)
+    for crafted in ("../large_tool_result/victim", "/large_tool_result/../large_tool_result/victim",
+                    "large_tool_result/./victim"):
+        try:
+            got = fresh.read(crafted)
+        except tc.OffloadError:
+            continue
+        assert got != "SECRET", crafted
+    assert fresh.read("/large_tool_result/victim") == "SECRET"

@@ -249,7 +249,11 @@ class LocalDirBackend:
         if found is None:
             given = Path(location)
             inside = given.is_absolute() and (self.root in given.parents)
-            found = given if inside else self.root / location.lstrip("/")
+            # a path as ``list`` gives it is taken literally, but only a plain one: with a
+            # '..' or '.' segment ('../large_tool_result/victim') it is an id, stored under
+            # its own name, never another call's file that the path happens to reach
+            plain = all(seg not in ("", ".", "..") for seg in location.strip("/").split("/"))
+            found = given if inside and plain else self.root / location.lstrip("/") if plain else self.locate(location)
             if not found.exists():
                 found = self.locate(location)
         real = Path(os.path.realpath(found))

@@ -934,6 +934,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[bytes] | None = None, 
         if args.command is None:
             parser.print_help(sys.stdout)
             return 2
+        if args.command == "corpus":
+            return _with_sigterm_as_interrupt(lambda: _COMMANDS[args.command](args, out, err))
         return _COMMANDS[args.command](args, out, err)
     except (UsageError, ToolclearError) as exc:
         print(f"toolclear: error: {terminal_text(str(exc))}", file=err)
@@ -956,6 +958,23 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[bytes] | None = None, 
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
+
+
+def _with_sigterm_as_interrupt(run: Any) -> int:
+    """SIGTERM (what `timeout`, systemd and `docker stop` send) taken as Ctrl-C, so a
+    sweep stops its worker processes and says what it wrote, instead of dying with
+    its workers left running."""
+    if threading.current_thread() is not threading.main_thread():
+        return int(run())
+
+    def _interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        return int(run())
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def main_entry() -> None:

@@ -153,7 +153,35 @@ def load_corpus(source: str | os.PathLike[str] | Sequence[str | os.PathLike[str]
             files.append(CorpusFile(path.name, str(path)))
         else:
             errors.append((str(path), "no such file or folder"))
+    files = [f if f.label.isprintable() and _encodable(f.label) else replace(f, label=_printable(f.label))
+             for f in files]
+    errors = [(_printable(a), e) for a, e in errors]
     return Corpus(tuple(_unique_labels(files)), format, tuple(errors))
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+def _printable(text: str) -> str:
+    """A label every output can hold: a name that is not UTF-8 on disk (its bytes kept
+    as lone surrogates) or holds control characters is shown with escapes; the file is
+    still read by its real path."""
+    if _encodable(text) and text.isprintable():
+        return text
+    out = []
+    for c in text:
+        if c.isprintable() and _encodable(c):
+            out.append(c)
+        elif "\udc80" <= c <= "\udcff":  # a byte that was not UTF-8 (surrogateescape)
+            out.append(f"\\x{ord(c) - 0xDC00:02x}")
+        else:
+            out.append(f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+    return "".join(out)
 
 
 def _unique_labels(files: Sequence[CorpusFile]) -> list[CorpusFile]:
@@ -581,16 +609,32 @@ def _run_processes(items: Iterable[Item], shared: tuple[Any, ...], total: int, w
     ctx = multiprocessing.get_context("spawn")  # no fork of a process that may hold threads (Streamlit)
     n = max(1, min(workers or os.cpu_count() or 1, os.cpu_count() or 1, total))
     size = max(1, min(16, total // (8 * n)))  # a few files per task: fewer messages, still balanced
+    pool = ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init, initargs=(shared,))
     try:
         # the settings go to each worker once
-        with ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init, initargs=(shared,)) as pool:
-            yield from _in_order(lambda b: pool.submit(_work_batch, b), lambda fut: fut.result(),
-                                 _batches(items, size), 4 * n)
-    except BrokenProcessPool:
+        yield from _in_order(lambda b: pool.submit(_work_batch, b), lambda fut: fut.result(),
+                             _batches(items, size), 4 * n)
+        pool.shutdown(wait=True)
+    except BaseException as exc:
+        _stop_workers(pool)  # Ctrl-C, SIGTERM, a dead worker: no worker outlives the sweep
+        if not isinstance(exc, BrokenProcessPool):
+            raise
         raise ConfigError(
             "sweep_corpus: a worker process died. A script that sweeps with engine='process' must run it under "
             "`if __name__ == \"__main__\":` (each worker starts by importing the script again); otherwise a "
             "worker ran out of memory: use engine='serial' or fewer workers") from None
+
+
+def _stop_workers(pool: Any) -> None:
+    workers = list((getattr(pool, "_processes", None) or {}).values())  # no public way to name them before 3.14
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in workers:
+        if p.is_alive():
+            p.terminate()
+    for p in workers:
+        p.join(5)
+        if p.is_alive():
+            p.kill()
 
 
 DASK_TIMEOUT = 30

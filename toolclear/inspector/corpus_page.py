@@ -193,6 +193,9 @@ def _show(sweep: tc.CorpusSweep, window: int, configs: list[Any], budget: float 
     runs = table["run"].nunique()
     rec = sweep.recommend(max_context=window or None, loss_budget=budget)
     columns = compare_columns(table.columns)
+    cols = st.columns(3)
+    cols[0].metric("Runs", f"{runs:,}")
+    cols[1].metric("Settings", f"{len(sweep.labels):,}")
     if rec.config is None:
         st.warning(md(rec.summary))
         st.plotly_chart(charts.corpus_heatmap(sweep, ""), key="corpus_heat", config={"displaylogo": False})
@@ -200,9 +203,6 @@ def _show(sweep: tc.CorpusSweep, window: int, configs: list[Any], budget: float 
     else:
         st.success(md(rec.summary))
         best = table[table["config"] == rec.label]
-        cols = st.columns(3)
-        cols[0].metric("Runs", f"{runs:,}")
-        cols[1].metric("Settings", f"{len(sweep.labels):,}")
         if best["dollars"].notna().any():
             cols[2].metric("Saved with the pick", usd(float(best["dollars_saved"].sum())))
         else:

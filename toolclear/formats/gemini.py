@@ -13,7 +13,8 @@ compact JSON of the response.
 * ``gemini-cli``: ``~/.gemini/tmp/<project>/chats/session-*.json`` (an object with
   ``sessionId`` and ``messages``) and the newer JSON Lines form, where a message line
   with an id seen before replaces it, ``$rewindTo`` drops the messages from that id on
-  and ``$set`` lines update metadata. A ``gemini`` message's ``toolCalls`` hold each
+  (all of them for an unknown id, as Gemini CLI's loader does), ``$set`` lines update
+  metadata and ``$set.messages`` replaces the list. A ``gemini`` message's ``toolCalls`` hold each
   call's ``result`` (function-response parts) and ``resultDisplay`` (the UI's copy).
 * ``google-adk``: a saved ADK session (``events``, each with ``author`` and a Gemini
   ``content``), as ``Session.model_dump`` (snake_case) or its JSON (camelCase).
@@ -21,7 +22,7 @@ compact JSON of the response.
 
 from __future__ import annotations
 
-from collections import defaultdict, deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Iterator
 from typing import Any
 
@@ -82,20 +83,35 @@ class _Pairs:
 
     def __init__(self) -> None:
         self.open: dict[str, deque[str]] = defaultdict(deque)
+        self.live: dict[str, Counter[str]] = defaultdict(Counter)  # ids still open, per name
+        self.gone: dict[str, Counter[str]] = defaultdict(Counter)  # answered by id: skipped when met
         self.count = 0
 
     def call(self, name: str, cid: str | None) -> str:
         self.count += 1
         call_id = cid or f"{name}#{self.count}"
         self.open[name].append(call_id)
+        self.live[name][call_id] += 1
         return call_id
 
     def answer(self, name: str, cid: str | None) -> str:
+        """The call a response answers. Answering by id takes that id's earliest open
+        call out of the queue (lazily, so a long run stays linear); answering without an
+        id takes the earliest call still open."""
         if cid:
-            if cid in self.open[name]:
-                self.open[name].remove(cid)
+            if self.live[name][cid] > 0:
+                self.live[name][cid] -= 1
+                self.gone[name][cid] += 1
             return cid
-        return self.open[name].popleft() if self.open[name] else ""
+        queue, gone = self.open[name], self.gone[name]
+        while queue:
+            first = queue.popleft()
+            if gone[first] > 0:
+                gone[first] -= 1
+                continue
+            self.live[name][first] -= 1
+            return first
+        return ""
 
 
 def read_parts(doc: Document, role: str, parts: list[Any], path: Path, b: Builder, pairs: _Pairs,
@@ -225,33 +241,74 @@ class GeminiApiFormat(FormatReader):
 
 # ---------------------------------------------------------------- Gemini CLI
 
-def _cli_messages(doc: Document) -> tuple[list[tuple[Path, dict[str, Any]]], list[tuple[str, list[Path]]], str]:
-    """(effective messages with their paths, all copies per message id, session id).
+def _cli_messages(doc: Document) -> tuple[list[tuple[Path, dict[str, Any]]], list[tuple[str, list[Path]]], str,
+                                         list[str]]:
+    """(effective messages with their paths, all copies per message id, session id, notes).
 
-    JSON Lines replay Gemini CLI's own loader: a message line replaces an earlier one
-    with the same id (keeping its place), ``$rewindTo`` drops that id and everything
-    after it. Every copy of a message is remembered so an export clears them all."""
+    JSON Lines replay Gemini CLI's own loader (``loadConversationRecord`` in its
+    chatRecordingService): a record with a string ``id`` is a message (even one that also
+    holds ``$set``), and replaces an earlier one with that id in its place;
+    ``$rewindTo`` drops that id and everything after it, and every message when the id
+    is unknown; ``$set.messages`` (a checkpoint) replaces the whole list, as does the
+    ``messages`` of a metadata line. Linear: a rewind costs what it drops. Every copy of
+    a message is remembered so an export clears them all."""
     if doc.kind == "json":
         v = doc.value
         msgs = [(("messages", i), m) for i, m in enumerate(v["messages"]) if isinstance(m, dict)]
-        return msgs, [], str_or_none(v.get("sessionId")) or "0"
-    current: dict[str, tuple[Path, dict[str, Any]]] = {}
-    copies: dict[str, list[Path]] = defaultdict(list)
+        return msgs, [], str_or_none(v.get("sessionId")) or "0", []
+    log = _CliLog()
     session = "0"
     for i, rec in doc.records():
         if not isinstance(rec, dict):
             continue
         if isinstance(rec.get("$rewindTo"), str):
-            keys = list(current)
-            cut = keys.index(rec["$rewindTo"]) if rec["$rewindTo"] in current else 0
-            for key in keys[cut:]:
-                del current[key]
+            log.rewind(rec["$rewindTo"])
         elif isinstance(rec.get("id"), str):
-            current[rec["id"]] = ((i,), rec)
-            copies[rec["id"]].append((i,))
+            log.put(rec["id"], (i,), rec)
+        elif isinstance(rec.get("$set"), dict):
+            if isinstance(rec["$set"].get("messages"), list):
+                log.replace_all(rec["$set"]["messages"], (i, "$set", "messages"))
         elif isinstance(rec.get("sessionId"), str):
             session = rec["sessionId"]
-    return list(current.values()), list(copies.items()), session
+            if isinstance(rec.get("messages"), list):
+                log.replace_all(rec["messages"], (i, "messages"))
+    notes = [f"{log.unknown} $rewindTo record(s) name a message id the session does not hold: Gemini CLI's own "
+             "loader then drops every message before it, and so does this reader"] if log.unknown else []
+    return [log.current[k] for k in log.order], list(log.copies.items()), session, notes
+
+
+class _CliLog:
+    """Gemini CLI's messages as its loader keeps them: a map in insertion order, where a
+    rewind drops a suffix (so a plain list of the keys and their places stays right)."""
+
+    def __init__(self) -> None:
+        self.current: dict[str, tuple[Path, dict[str, Any]]] = {}
+        self.order: list[str] = []
+        self.pos: dict[str, int] = {}
+        self.copies: dict[str, list[Path]] = defaultdict(list)
+        self.unknown = 0
+
+    def put(self, key: str, path: Path, rec: dict[str, Any]) -> None:
+        if key not in self.current:
+            self.pos[key] = len(self.order)
+            self.order.append(key)
+        self.current[key] = (path, rec)
+        self.copies[key].append(path)
+
+    def rewind(self, key: str) -> None:
+        cut = self.pos.get(key)
+        self.unknown += cut is None
+        for k in self.order[cut or 0:]:
+            del self.current[k], self.pos[k]
+        del self.order[cut or 0:]
+
+    def replace_all(self, messages: list[Any], base: Path) -> None:
+        self.current.clear()
+        self.order.clear()
+        self.pos.clear()
+        for k, m in enumerate(messages):
+            if isinstance(m, dict) and isinstance(m.get("id"), str):
+                self.put(m["id"], (*base, k), m)
 
 
 def _cli_text(content: Any) -> str:
@@ -295,9 +352,10 @@ class GeminiCliFormat(FormatReader):
     def read(self, doc: Document, source: str) -> list[Transcript]:
         if doc.kind == "yaml":
             raise TranscriptError(self.expects)
-        messages, copies, session = _cli_messages(doc)
+        messages, copies, session, rewind_notes = _cli_messages(doc)
         copies_of = dict(copies)
         b = Builder(doc)
+        b.warnings.extend(rewind_notes)
         if doc.kind == "jsonl":
             for bad in doc.bad_lines:
                 b.warnings.append(f"line {bad.line} is not JSON ({bad.error}); kept as it is")

@@ -17,9 +17,9 @@ DEEP = "[" * 5000
 @pytest.mark.parametrize("args,message", [
     (["--policy", "anthropic:trigger=none"], "trigger_input_tokens: expected a whole number >= 0"),
     (["--policy", "anthropic:keep=none"], "keep_tool_uses: expected a whole number >= 0"),
-    (["--policy", "langchain:trigger=-5"], "trigger: expected a whole number >= 0"),
-    (["--policy", "langchain:at_least=-1"], "clear_at_least: expected a whole number >= 0"),
-    (["--policy", "eino-reduction:threshold=-1,skip_truncation=true"], "max_tokens_for_clear: expected a whole"),
+    (["--policy", "langchain:keep=-1"], "keep: expected a whole number >= 0"),
+    (["--policy", "langchain:trigger=many"], "trigger: expected a whole number"),
+    (["--policy", "eino-reduction:threshold=1.5,skip_truncation=true"], "max_tokens_for_clear: expected a whole"),
     (["--policy", "eino:counter=bogus"], "unknown token counter 'bogus'"),
     (["--policy", f"eino:placeholder={DEEP}"], "placeholder: JSON nested too deeply"),
     (["--policy", f"anthropic:exclude={DEEP}"], "exclude_tools: JSON nested too deeply"),
@@ -31,6 +31,13 @@ def test_odd_options_are_one_line_and_exit_2(tmp_path, args, message) -> None:
     code, _, err = run("reduce", str(RUN), *args, "-o", str(tmp_path / "o.jsonl"))
     assert code == 2 and message in err and err.count("\n") == 1, err
     assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_negative_limits_are_taken_as_the_references_take_them() -> None:
+    """eino's reduction reads a negative limit in its own ways (its recorded vectors hold
+    them) and LangChain takes a negative trigger as always firing: both are kept."""
+    assert tc.EinoReductionConfig(max_tokens_for_clear=-1).max_tokens_for_clear == -1
+    assert tc.LangChainClearToolUsesConfig(trigger=-5).trigger == -5
 
 
 def test_the_policys_own_counter_is_not_overridden_by_the_default(tmp_path) -> None:

@@ -16,7 +16,7 @@ def whole(name: str, value: Any, *, minimum: int = 0, none_ok: bool = False) -> 
     if value is None and none_ok:
         return
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(f"{name}: expected a whole number >= {minimum:,}"
+        raise ConfigError(f"{name}: expected a whole number" + (f" >= {minimum:,}" if minimum > -(2**63) else "")
                           + (" or none" if none_ok else "") + f", got {value!r}")
 
 

@@ -43,8 +43,11 @@ class LangChainClearToolUsesConfig:
     placeholder: str = LANGCHAIN_PLACEHOLDER
 
     def __post_init__(self) -> None:
-        for name in ("trigger", "clear_at_least", "keep"):
-            checks.whole(name, getattr(self, name))
+        # LangChain takes a negative trigger (always fires) and clear_at_least (no minimum)
+        # as they are; a negative keep would slice from the front, so it is refused
+        for name in ("trigger", "clear_at_least"):
+            checks.whole(name, getattr(self, name), minimum=-(2**63))
+        checks.whole("keep", self.keep)
         checks.flag("clear_tool_inputs", self.clear_tool_inputs)
         ex = self.exclude_tools
         if isinstance(ex, str) or not all(isinstance(v, str) for v in (ex or ())):

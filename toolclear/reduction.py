@@ -93,8 +93,9 @@ class EinoReductionConfig:
     def __post_init__(self) -> None:
         for name in ("max_tokens_for_clear", "clear_retention_suffix_limit", "clear_at_least_tokens",
                      "max_length_for_trunc"):
-            # eino reads 0 as its default; a negative number means nothing there, so it is refused
-            checks.whole(name, getattr(self, name))
+            # eino reads 0 (and for some fields a negative number) in its own ways, recorded in
+            # the vectors (REDUCTION.md): any whole number is taken, as eino takes it
+            checks.whole(name, getattr(self, name), minimum=-(2**63))
         for name in ("clear_exclude_tools", "trunc_exclude_tools"):
             value = getattr(self, name)
             if value is None:

@@ -60,3 +60,35 @@ def test_many_rewinds_stay_linear_in_the_work_done() -> None:
         records += [user(f"m{k}", f"text {k}"), user(f"n{k}", f"more {k}"), {"$rewindTo": f"n{k}"}]
     t = tc.load(session(*records), "gemini-cli")
     assert len(t.messages) == 10_000
+
+
+def _with_result(response: dict) -> bytes:
+    call = {"id": "m2", "type": "gemini", "content": "", "toolCalls": [{
+        "id": "c1", "name": "read", "args": {}, "status": "success",
+        "result": [{"functionResponse": {"id": "c1", "name": "read", "response": response}}]}]}
+    return session(user("m1", "hi"), call, {"id": "m3", "type": "gemini", "content": "done"})
+
+
+def test_a_result_that_is_an_object_is_counted_whole_and_exports() -> None:
+    """{"output": {...}}, a response of other fields, and an output beside a result: the
+    model is sent every field, so every field is counted; clearing writes
+    {"output": placeholder} and the file reads back with the placeholder."""
+    for response in ({"output": {"a": 1, "b": "x" * 500}}, {"files": ["a"] * 200},
+                     {"output": "short", "result": "y" * 900}):
+        data = _with_result(response)
+        t = tc.load(data, "gemini-cli")
+        (tool,) = [m for m in t.messages if m.role == "tool"]
+        assert json.loads(tool.content) == response
+        r = tc.apply(t.messages, tc.ClearToolResultConfig(0, 0))
+        back = tc.load(tc.dump(t, r.messages), "gemini-cli")
+        (cleared,) = [m for m in back.messages if m.role == "tool"]
+        assert cleared.content == tc.DEFAULT_PLACEHOLDER
+
+
+def test_a_result_of_one_text_field_keeps_its_shape() -> None:
+    t = tc.load(_with_result({"output": "o" * 300}), "gemini-cli")
+    assert [m.content for m in t.messages if m.role == "tool"] == ["o" * 300]
+    r = tc.apply(t.messages, tc.ClearToolResultConfig(0, 0))
+    out = json.loads(tc.dump(t, r.messages).decode().splitlines()[2])
+    fr = out["toolCalls"][0]["result"][0]["functionResponse"]
+    assert fr["response"] == {"output": tc.DEFAULT_PLACEHOLDER}

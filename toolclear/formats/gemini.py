@@ -4,9 +4,10 @@ All three carry Gemini ``parts``: ``text``, ``functionCall`` (``function_call`` 
 Python SDK's dumps) and ``functionResponse`` (``function_response``). A function
 response answers the call with its ``id`` or, when the model gave none (older Gemini
 models), the earliest unanswered call of the same name. Its text is the response's
-``output`` / ``result`` / ``content`` string when it has one (only that string is
-rewritten, so the response stays an object, as the API requires); otherwise the
-compact JSON of the response.
+``output`` / ``result`` / ``content`` string when that is all it holds (only that string
+is rewritten, so the response stays an object, as the API requires); otherwise the
+compact JSON of the whole response (the model is sent every field), which a new text
+replaces as ``{"output": text}``.
 
 * ``gemini-api``: a request body with ``contents`` (and ``systemInstruction``), a bare
   ``contents`` list, or the request bodies of an API cassette.
@@ -71,10 +72,12 @@ def response_text(resp: Any, path: Path) -> tuple[str, list[Path]]:
     JSON, which a new text replaces as ``{"output": text}`` (the response stays an object)."""
     if isinstance(resp, str):
         return resp, [path]
-    if isinstance(resp, dict):
-        for key in _TEXT_KEYS:
-            if isinstance(resp.get(key), str):
-                return resp[key], [path + (key,)]
+    if isinstance(resp, dict) and len(resp) == 1:
+        ((key, value),) = resp.items()
+        if key in _TEXT_KEYS and isinstance(value, str):
+            return value, [path + (key,)]
+    # several fields (an output beside a result): the model is sent all of them, so all are
+    # counted, and a new text replaces the whole response
     return (compact_json(resp) if resp is not None else ""), [path + (Wrap("output"),)]
 
 
@@ -419,6 +422,8 @@ class GeminiCliFormat(FormatReader):
 def _has_path(doc: Document, path: Path) -> bool:
     node: Any = doc.value
     for key in path:
+        if isinstance(key, Wrap):  # the value here is replaced whole: it only has to exist
+            return not isinstance(node, BadLine)
         if isinstance(node, dict) and isinstance(key, str) and key in node:
             node = node[key]
         elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):

@@ -137,3 +137,19 @@ def test_gemini_api_in_a_cassette_and_pairing_without_ids(tmp_path) -> None:
     ids = [m.tool_call_id for m in ts[0].messages if m.role == "tool"]
     calls = [c.id for m in ts[0].messages for c in m.tool_calls]
     assert ids == calls and len(set(ids)) == 3  # the second list_directory call is answered by the later response
+
+
+def test_smolagents_structured_observations_are_counted_and_clear() -> None:
+    import json as _json
+
+    import toolclear as tc
+
+    steps = [{"system_prompt": "sys"}, {"task": "do it"},
+             {"step_number": 1, "model_output": "calling", "observations": {"hits": ["a" * 300, "b" * 300]},
+              "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "search", "arguments": {}}}]},
+             {"step_number": 2, "model_output": "final", "tool_calls": [], "observations": None}]
+    t = tc.load(_json.dumps(steps).encode(), "smolagents")
+    (tool,) = [m for m in t.messages if m.role == "tool"]
+    assert _json.loads(tool.content) == steps[2]["observations"] and tool.tool_call_id == "c1"
+    r = tc.apply(t.messages, tc.ClearToolResultConfig(0, 0))
+    assert _json.loads(tc.dump(t, r.messages))[2]["observations"] == tc.DEFAULT_PLACEHOLDER

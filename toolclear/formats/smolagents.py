@@ -121,13 +121,15 @@ class SmolagentsFormat(FormatReader):
                 if usage is not None:
                     b.set_usage(index, usage)
                 obs = step.get("observations")
-                if isinstance(obs, str):
+                if obs is not None and obs != []:
+                    # a string as a rule; a list or object (a tool's structured output) counts as its
+                    # JSON, and a cleared one is written back as the placeholder string
                     first = calls[0] if calls else ToolCall(id=f"step{step['step_number']}", name="python")
                     if not calls:  # a code agent: the step's code is its one call
                         b.messages[index] = Message(role="assistant", content=text, tool_calls=(first,),
                                                     usage=usage)
-                    b.add(Message(role="tool", content=obs, tool_call_id=first.id, tool_name=first.name),
-                          [path + ("observations",)], path)
+                    b.add(Message(role="tool", content=obs if isinstance(obs, str) else compact_json(obs),
+                                  tool_call_id=first.id, tool_name=first.name), [path + ("observations",)], path)
                 if step.get("error") is not None:
                     b.add(Message(role="user", content=f"Error:\n{compact_json(step['error'])}"), (), path)
         if any(m.role == "tool" for m in b.messages):

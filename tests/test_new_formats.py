@@ -153,3 +153,21 @@ def test_smolagents_structured_observations_are_counted_and_clear() -> None:
     assert _json.loads(tool.content) == steps[2]["observations"] and tool.tool_call_id == "c1"
     r = tc.apply(t.messages, tc.ClearToolResultConfig(0, 0))
     assert _json.loads(tc.dump(t, r.messages))[2]["observations"] == tc.DEFAULT_PLACEHOLDER
+
+
+def test_a_responses_output_with_an_image_clears_whole() -> None:
+    """An image part beside the text is counted; once cleared, nothing of it stays."""
+    import json as _json
+
+    import toolclear as tc
+
+    items = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "look"}]},
+             {"type": "function_call", "call_id": "c1", "name": "shot", "arguments": "{}"},
+             {"type": "function_call_output", "call_id": "c1", "output": [
+                 {"type": "input_text", "text": "here"},
+                 {"type": "input_image", "image_url": "data:image/png;base64," + "A" * 500}]},
+             {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}]
+    t = tc.load(_json.dumps(items).encode(), "openai-responses")
+    r = tc.apply(t.messages, tc.ClearToolResultConfig(0, 0))
+    out = tc.dump(t, r.messages)
+    assert _json.loads(out)[2]["output"] == tc.DEFAULT_PLACEHOLDER and b"base64" not in out

@@ -62,7 +62,8 @@ def _is_responses_item(value: Any) -> bool:
 
 def _output(output: Any, path: Path) -> tuple[str, list[Path], list[Path]]:
     """(text, slot, blanks) of an output: a string, ``{content}``, or a list of parts
-    (the first text part takes a new text, the others are emptied)."""
+    (the first text part takes a new text, the others are emptied; with an image or file
+    part among them, the new text replaces the whole list)."""
     if isinstance(output, str):
         return output, [path], []
     if isinstance(output, dict) and isinstance(output.get("content"), str):
@@ -77,6 +78,10 @@ def _output(output: Any, path: Path) -> tuple[str, list[Path], list[Path]]:
                 paths.append(path + (j, "text"))
             else:
                 texts.append(compact_json(part))
+        if len(paths) < len(output):
+            # an image or file part beside the text: clearing replaces the whole output with
+            # the new text (a string output is valid), so nothing counted as cleared stays behind
+            return "\n".join(texts), [path], []
         return "\n".join(texts), paths[:1], paths[1:]
     return (compact_json(output) if output is not None else ""), [path], []
 

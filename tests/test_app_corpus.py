@@ -69,3 +69,31 @@ def test_a_run_opens_in_the_single_run_views_with_the_pick() -> None:
     assert at.number_input(key="keep_input").value == rec.config.keep_recent_tokens
     assert any("from the Corpus page" in c.value for c in at.sidebar.caption)
     assert "Messages" in {m.label for m in at.metric}
+
+
+def test_corpus_page_sweeps_a_hostile_archive_and_names_what_it_skipped(monkeypatch) -> None:
+    """A zip with a good run, a corrupt member and a decompression bomb, uploaded to the
+    Corpus page: the good run is swept, each bad member is named, nothing crashes."""
+    import io
+    import zipfile
+
+    good = FILES[0].read_bytes()
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("good.jsonl", good)
+        zf.writestr("bad.jsonl", good)
+        zf.writestr("bomb.jsonl", b"0" * (40 << 20))
+    data = bytearray(buf.getvalue())
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as zf:
+        info = zf.getinfo("bad.jsonl")
+    start = info.header_offset + 30 + len(info.filename)
+    data[start:start + 40] = b"\xff" * 40
+    at = corpus_page()
+    at.file_uploader(key="corpus_files").set_value([("runs.zip", bytes(data), "application/zip")]).run()
+    at.number_input(key="corpus_loss_budget").set_value(1000.0).run()
+    at.button(key="corpus_go").click().run(timeout=180)
+    assert not at.exception, at.exception
+    warned = " ".join(w.value.replace("\\", "") for w in at.warning)
+    assert "runs.zip!bad.jsonl" in warned and "runs.zip!bomb.jsonl" in warned and "decompression bomb" in warned
+    assert "Something went wrong" not in " ".join(e.value for e in at.error)
+    assert at.metric[0].value == "1"  # the one good run

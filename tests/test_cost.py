@@ -291,7 +291,7 @@ def test_reduce_with_pricing_replays() -> None:
     (["--pricing", "gpt-9", "--replay"], "no pricing preset 'gpt-9'"),
     (["--pricing", "auto", "--price-input", "3"], "--pricing auto takes each log's own model's prices"),
     (["--price-input", "3", "--replay"], "give at least --price-input and --price-output"),
-    (["--price-input", "-3", "--price-output", "1", "--replay"], "expected dollars per million tokens >= 0"),
+    (["--price-input", "-3", "--price-output", "1", "--replay"], "expected dollars per million tokens from 0 to 100,000"),
 ])
 def test_cli_bad_pricing_is_one_line(tmp_path, args, message) -> None:
     from .test_cli import run as cli

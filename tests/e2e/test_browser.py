@@ -242,7 +242,7 @@ def test_corpus_page_on_the_whole_real_corpus(app_page) -> None:
     run = page.get_by_role("button", name=re.compile(r"Run \d+ setting"))
     expect(run).to_be_visible(timeout=60_000)  # shown once the uploads are in
     wait_for_app_idle(page)
-    budget = page.get_by_label("Loss budget (needed results per 100 calls)")
+    budget = page.get_by_role("spinbutton", name="Loss budget (needed results per 100 calls)")
     budget.fill("1000")  # any loss allowed: a setting is recommended whatever it clears
     budget.press("Enter")
     wait_for_app_idle(page)
@@ -296,9 +296,8 @@ def test_quick_key_presses_on_a_slider_are_all_kept(app_page) -> None:
     page = app_page
     thumb = page.get_by_role("slider").first
     start = int(thumb.input_value())
-    thumb.focus()
     for _ in range(6):
-        page.keyboard.press("ArrowRight")
+        thumb.press("ArrowRight")  # focuses the thumb and presses, six times in a row
     wait_for_app_idle(page)
     page.wait_for_timeout(1500)
     wait_for_app_idle(page)

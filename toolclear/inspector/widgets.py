@@ -65,12 +65,6 @@ def keep_widget_state(names: tuple[str, ...]) -> None:
             st.session_state[k] = st.session_state[k]
 
 
-def _commit(widget: str, name: str) -> None:
-    value = st.session_state.get(widget)
-    if value is not None:
-        store(name, max(0, int(value)))
-
-
 def slider_range(top: int, value: int) -> tuple[int, int]:
     """A slider's end and step: the end sized to the conversation but never below the
     value in use (so the thumb always shows it), the step a round number about a
@@ -111,16 +105,30 @@ def slider_pair(where: Any, name: str, label: str, top: int, step: int, help: st
     """A slider sized to the transcript and an exact number input, kept in step; returns
     the value in use.
 
-    Both widgets are drawn from the stored value on every run and write it back when the
-    user moves either, so neither can show a number other than the one in use, and a
-    range that changes (another file, another counter) never clamps or loses it."""
+    The value lives under a key no widget owns (``stored``). At each run the widget the
+    user moved since the last run (its value differs from what this pair last drew) sets
+    it; otherwise the stored value, which a Defaults button or the Corpus page may have
+    changed, is drawn into both widgets. Reading the widgets rather than relying on
+    callbacks keeps quick key presses whose reruns overtake each other: the newest value
+    the browser sent always wins, and no thumb is pulled back while it moves."""
+    slider, exact, seen_key = f"{name}_slider", f"{name}_input", f"_seen_{name}"
     value = stored(name, default)
+    seen = st.session_state.get(seen_key)
+    if seen is not None:
+        for key, last in zip((slider, exact), seen[:2]):
+            now = st.session_state.get(key)
+            if now is not None and now != last:
+                value = max(0, int(now))
+                store(name, value)
+                break
     end, slider_step = slider_range(top, value)
-    slider, exact = f"{name}_slider", f"{name}_input"
-    st.session_state[slider] = value
-    st.session_state[exact] = value
-    where.slider(label, 0, end, step=slider_step, key=slider, on_change=_commit, args=(slider, name), help=help,
-                 format="localized")
+    # a slider whose range changed is a new widget to Streamlit: it must be told its value
+    renewed = seen is None or seen[2:] != (end, slider_step)
+    for key in (slider, exact):
+        if renewed or st.session_state.get(key) != value:
+            st.session_state[key] = value
+    where.slider(label, 0, end, step=slider_step, key=slider, help=help, format="localized")
     where.number_input(f"exact {label.lower()}", 0, None, step=max(step, slider_step), key=exact,
-                       on_change=_commit, args=(exact, name), label_visibility="collapsed")
+                       label_visibility="collapsed")
+    st.session_state[seen_key] = (value, value, end, slider_step)
     return value

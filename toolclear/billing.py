@@ -771,6 +771,9 @@ def cost(result: Result, pricing: Pricing | str, *, calibrate: bool = False,
     p = PRICING[pricing] if isinstance(pricing, str) else pricing
     if result.mode != "replay":
         raise ConfigError("cost needs a replay (toolclear.replay): a single pass has no model calls to price")
+    one_hour = p.cache == "anthropic" and p.ttl_seconds < 3600 and _writes_one_hour(result._seen or result.messages)
+    if one_hour:  # the cache the log really used: 1-hour entries, at their price
+        p = p.with_ttl_1h()
     cuts = tuple(sorted(compactions)) if compactions is not None else _log_facts(result._seen or result.messages)[0]
     overhead, scale, used = p.overhead_tokens, p.token_scale, 0
     notes = []
@@ -789,6 +792,8 @@ def cost(result: Result, pricing: Pricing | str, *, calibrate: bool = False,
                      f"{p.ttl_seconds:,}-second TTL")
     if cuts:
         notes.append(f"{len(cuts)} compaction(s) in the log: later calls send only what follows the last one")
+    if one_hour:
+        notes.append("the log wrote 1-hour cache entries: the cache lives an hour and writes cost the 1-hour rate")
     if not cuts and facts is not None:
         with_, without = (_price_fast(result, p, overhead, scale, flag, cuts, warm, facts) for flag in (True, False))
     else:
@@ -801,19 +806,61 @@ def cost(result: Result, pricing: Pricing | str, *, calibrate: bool = False,
     )
 
 
-def recorded_cost(messages: Sequence[Message], pricing: Pricing | str) -> Cost:
+def _writes_one_hour(messages: Sequence[Message]) -> bool:
+    """Whether most of what the log wrote to the cache was written for an hour."""
+    total = one_h = 0
+    for m in messages:
+        u = m.usage
+        if u is not None:
+            total += u.cache_write_tokens
+            one_h += min(u.cache_write_1h_tokens, u.cache_write_tokens)
+    return total > 0 and 2 * one_h > total
+
+
+SYNTHETIC_MODEL = "<synthetic>"
+"""The model Claude Code names on replies it makes up itself (an interrupted turn, an
+API error shown to the user): no API call was made, nothing was billed."""
+
+
+def recorded_cost(messages: Sequence[Message], pricing: Pricing | str | None = None) -> Cost:
     """Price what the log recorded: each assistant message's usage (uncached input,
-    cache writes, cache reads, output), as the provider billed it."""
-    p = PRICING[pricing] if isinstance(pricing, str) else pricing
-    calls = []
+    cache writes, cache reads, output), as the provider billed it. With no ``pricing``,
+    each call at its own model's preset (``pricing_for``: a session that mixes models,
+    Haiku subagents in an Opus session, is priced call by call); 1-hour cache writes at
+    the 1-hour rate. Claude Code's ``<synthetic>`` replies are not calls and cost nothing."""
+    fixed = PRICING[pricing] if isinstance(pricing, str) else pricing
+    calls, notes, unknown = [], [], set()
     for i, m in enumerate(messages):
         u = m.usage
-        if m.role != "assistant" or u is None:
+        if m.role != "assistant" or u is None or u.model == SYNTHETIC_MODEL:
             continue
-        inp = p.dollars(u.input_tokens, u.cache_write_tokens, u.cache_read_tokens, 0)
+        p = fixed
+        if p is None:
+            try:
+                p = pricing_for(u.model)
+            except ConfigError:
+                unknown.add(u.model or "(none)")
+                continue
+        one_h = min(u.cache_write_1h_tokens, u.cache_write_tokens)
+        write_1h = p.cache_write_1h if p.cache_write_1h is not None else p.cache_write
+        inp = p.dollars(u.input_tokens, u.cache_write_tokens - one_h, u.cache_read_tokens, 0) \
+            + one_h * write_1h / 1e6
         calls.append(CallCost(i, u.prompt_tokens, u.input_tokens, u.cache_write_tokens, u.cache_read_tokens,
                               u.output_tokens, inp + p.dollars(0, 0, 0, u.output_tokens), inp))
+    if unknown:
+        notes.append(f"calls of {', '.join(sorted(unknown))} left out: no pricing preset covers that model")
+    if not calls:
+        notes.append("the log recorded no usage")
     cols = _columns(calls)
-    note = () if calls else ("the log recorded no usage",)
-    return Cost(columns=cols, columns_without_policy=cols, pricing=p, assumptions=note)
+    shown = fixed if fixed is not None else _run_preset(messages)
+    return Cost(columns=cols, columns_without_policy=cols, pricing=shown, assumptions=tuple(notes))
 
+
+def _run_preset(messages: Sequence[Message]) -> Pricing:
+    """The preset of the model most calls name, to stand for a run priced per call."""
+    from .windows import run_model
+
+    try:
+        return pricing_for(run_model(messages))
+    except ConfigError:
+        return Pricing(input=0.0, output=0.0, cache="none", name="(each call at its model's prices)")

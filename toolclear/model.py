@@ -107,6 +107,9 @@ class Usage:
     context_window: int = 0
     """The model's context window where the log records it (Codex's
     ``model_context_window``); 0 when it does not."""
+    cache_write_1h_tokens: int = 0
+    """Of ``cache_write_tokens``, those written with Anthropic's 1-hour lifetime
+    (``usage.cache_creation.ephemeral_1h_input_tokens``), billed at the 1-hour rate."""
 
     @property
     def prompt_tokens(self) -> int:
@@ -123,6 +126,7 @@ class Usage:
             "",
             self.source if self.source == other.source else "",
             max(self.context_window, other.context_window),
+            self.cache_write_1h_tokens + other.cache_write_1h_tokens,
         )
 
 

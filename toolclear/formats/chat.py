@@ -450,6 +450,8 @@ def _response_usage(body: dict[str, Any]) -> tuple[tuple[str, ...], Usage] | Non
         return (ids or ("text", text)), Usage(
             input_tokens=_count(usage.get("input_tokens")), output_tokens=_count(usage.get("output_tokens")),
             cache_write_tokens=_count(usage.get("cache_creation_input_tokens")),
+            cache_write_1h_tokens=_count(usage["cache_creation"].get("ephemeral_1h_input_tokens"))
+            if isinstance(usage.get("cache_creation"), dict) else 0,
             cache_read_tokens=_count(usage.get("cache_read_input_tokens")), model=model,
             source="cassette response usage")
     choices = body.get("choices")

@@ -75,6 +75,8 @@ def read_usage(rec: dict[str, Any]) -> Usage | None:
         input_tokens=_int(usage.get("input_tokens")),
         output_tokens=_int(usage.get("output_tokens")),
         cache_write_tokens=_int(usage.get("cache_creation_input_tokens")),
+        cache_write_1h_tokens=_int((usage.get("cache_creation") or {}).get("ephemeral_1h_input_tokens"))
+        if isinstance(usage.get("cache_creation"), dict) else 0,
         cache_read_tokens=_int(usage.get("cache_read_input_tokens")),
         model=str_or_none(msg.get("model")) or "",
         timestamp=str_or_none(rec.get("timestamp")) or "",

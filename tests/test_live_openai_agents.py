@@ -82,3 +82,39 @@ def test_live_run_sends_what_the_per_call_replay_says(name, report) -> None:
     assert_live_equals_replay([read(s) for s in model.seen], run, config, persist=False)
     # the SDK's own items keep every result as the tool returned it
     assert run == read(json.loads(json.dumps(items, default=str)))
+
+
+def test_the_python_sdks_run_state_is_read_and_written_back() -> None:
+    """RunResult.to_state().to_json() of a real run (the Python SDK's snake_case keys:
+    original_input, generated_items[].raw_item): every tool result read, and clearing
+    writes back a file that reads as the placeholder."""
+    _, _, result = run_agent(tc.ClearToolResultConfig(10**9, 10**9), report=False)
+    doc = result.to_state().to_json()
+    assert "generated_items" in doc and "original_input" in doc
+    t = tc.load(json.dumps(doc).encode(), name="state.json")
+    assert t.format == "openai-responses"
+    tools = [m for m in t.messages if m.role == "tool"]
+    assert len(tools) == CALLS - 1 and all(m.tool_name == "read_file" for m in tools)
+    r = tc.apply(t.messages, tc.ClearToolResultConfig(0, 0))
+    back = tc.load(tc.dump(t, r.messages), name="state.json")
+    assert [m.content for m in back.messages if m.role == "tool"] == [tc.DEFAULT_PLACEHOLDER] * (CALLS - 1)
+
+
+def test_the_js_sdks_function_call_result_items_pair_by_call_id() -> None:
+    """The JS SDK's RunState: camelCase keys, function calls paired by callId (their id
+    is the item's own fc_... id), results as function_call_result with {type: text}."""
+    state = {"$schemaVersion": "1.0", "originalInput": "read f0",
+             "generatedItems": [
+                 {"type": "tool_call_item", "rawItem": {"type": "function_call", "id": "fc_1", "callId": "call_A",
+                                                         "name": "read_file", "arguments": "{\"path\":\"f0.py\"}"}},
+                 {"type": "tool_call_output_item", "rawItem": {
+                     "type": "function_call_result", "callId": "call_A", "name": "read_file", "status": "completed",
+                     "output": {"type": "text", "text": "x" * 900}}},
+                 {"type": "message_output_item", "rawItem": {"type": "message", "role": "assistant", "content": [
+                     {"type": "output_text", "text": "done"}]}}]}
+    t = tc.load(json.dumps(state).encode(), name="state.json")
+    (tool,) = [m for m in t.messages if m.role == "tool"]
+    assert tool.tool_call_id == "call_A" and tool.tool_name == "read_file" and tool.content == "x" * 900
+    r = tc.apply(t.messages, tc.ClearToolResultConfig(0, 0))
+    out = json.loads(tc.dump(t, r.messages))
+    assert out["generatedItems"][1]["rawItem"]["output"] == {"type": "text", "text": tc.DEFAULT_PLACEHOLDER}

@@ -9,7 +9,8 @@ items, so ``read_item`` serves both readers.
 ``openai-responses`` reads: a list of items, a request body with ``input`` (and
 ``instructions``), JSON Lines of items or of request bodies, the request bodies of an
 API cassette, and the OpenAI Agents SDK's saved items: a session's item list, or a
-``RunState`` (``originalInput`` then each ``generatedItems[].rawItem``).
+``RunState`` (``originalInput`` then each ``generatedItems[].rawItem``; the Python SDK
+writes ``original_input``, ``generated_items[].raw_item``).
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from ._doc import Document, Path
 __all__ = ["CALLS", "OUTPUTS", "OpenAIResponsesFormat", "read_item"]
 
 CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action"}
-OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
+OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output",
+                     "function_call_result"})  # the last: the JS Agents SDK's RunState
 _OTHER = frozenset({"reasoning", "web_search_call", "file_search_call", "computer_call", "computer_call_output",
                     "image_generation_call", "code_interpreter_call", "mcp_call", "mcp_list_tools",
                     "mcp_approval_request", "mcp_approval_response", "item_reference", "compaction"})
@@ -98,7 +100,8 @@ def read_item(doc: Document, item: dict[str, Any], path: Path, b: Builder) -> st
         raw_args: Any = item.get(CALLS[kind])
         args = raw_args if isinstance(raw_args, str) else compact_json(raw_args) if raw_args is not None else ""
         name = str_or(item.get("name"), kind).replace("_call", "")
-        call_id = item.get("call_id") or item.get("id") or ""
+        # the Python SDK's call_id, the JS SDK's callId (its id is the item's own fc_... id)
+        call_id = item.get("call_id") or item.get("callId") or item.get("id") or ""
         call = ToolCall(id=str(call_id), name=name, arguments=args)
         last = b.messages[-1] if b.messages else None
         if last is not None and last.role == "assistant":
@@ -106,8 +109,13 @@ def read_item(doc: Document, item: dict[str, Any], path: Path, b: Builder) -> st
         else:
             b.add(Message(role="assistant", tool_calls=(call,)), (), path)
     elif kind in OUTPUTS:
-        call_id = str(item.get("call_id") or "")
-        text, slots, blanks = _output(item.get("output"), path + ("output",))
+        call_id = str(item.get("call_id") or item.get("callId") or "")
+        output = item.get("output")
+        if kind == "function_call_result" and isinstance(output, dict) and isinstance(output.get("text"), str):
+            # the JS SDK's {type: "text", text}: the text is what the model is sent
+            text, slots, blanks = output["text"], [path + ("output", "text")], list[Path]()
+        else:
+            text, slots, blanks = _output(output, path + ("output",))
         b.add(Message(role="tool", content=text, tool_call_id=call_id, tool_name=b.tool_name_for(call_id)),
               slots, path, blanks=blanks)
     elif kind not in _OTHER:
@@ -124,17 +132,29 @@ def _body(body: dict[str, Any], base: Path, ident: str, container: str) -> ItemL
     return ident, items, str_or_none(body.get("instructions")), container
 
 
+_RUN_STATE_KEYS = (("originalInput", "generatedItems", "rawItem"),  # the JS SDK
+                   ("original_input", "generated_items", "raw_item"))  # the Python SDK
+
+
+def _run_state_keys(v: dict[str, Any]) -> tuple[str, str, str] | None:
+    return next((keys for keys in _RUN_STATE_KEYS if isinstance(v.get(keys[1]), list)), None)
+
+
 def _run_state(v: dict[str, Any]) -> ItemList:
-    """An Agents SDK RunState: the original input, then each generated item's raw item."""
+    """An Agents SDK RunState (the JS SDK's camelCase keys or the Python SDK's
+    snake_case ones): the original input, then each generated item's raw item."""
+    keys = _run_state_keys(v)
+    assert keys is not None
+    original_key, generated_key, raw_key = keys
     items: list[tuple[Path, Any]] = []
-    original = v.get("originalInput")
+    original = v.get(original_key)
     if isinstance(original, list):
-        items += [(("originalInput", j), x) for j, x in enumerate(original)]
+        items += [((original_key, j), x) for j, x in enumerate(original)]
     elif isinstance(original, str):
-        items.append((("originalInput",), {"role": "user", "content": original}))
-    for j, gen in enumerate(v["generatedItems"]):
-        if isinstance(gen, dict) and isinstance(gen.get("rawItem"), dict):
-            items.append((("generatedItems", j, "rawItem"), gen["rawItem"]))
+        items.append(((original_key,), {"role": "user", "content": original}))
+    for j, gen in enumerate(v[generated_key]):
+        if isinstance(gen, dict) and isinstance(gen.get(raw_key), dict):
+            items.append(((generated_key, j, raw_key), gen[raw_key]))
     return "0", items, None, "Agents SDK run state"
 
 
@@ -152,7 +172,7 @@ def _item_lists(doc: Document) -> Iterator[ItemList]:
         yield "0", [((j,), x) for j, x in enumerate(v)], None, ""
     elif isinstance(v, dict) and isinstance(v.get("input"), list):
         yield _body(v, (), "0", "")
-    elif isinstance(v, dict) and isinstance(v.get("generatedItems"), list):
+    elif isinstance(v, dict) and _run_state_keys(v) is not None:
         yield _run_state(v)
     elif isinstance(v, dict) and isinstance(v.get("interactions"), list):
         yield from (_body(body, path, f"request {path[1]}", "API cassette (request bodies)")

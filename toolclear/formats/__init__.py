@@ -130,7 +130,7 @@ def _describe(doc: Document) -> str:
         )
     if isinstance(value, dict):
         if isinstance(value.get("interactions"), list):
-            return "an API cassette none of whose requests has a parsed_body with 'messages'"
+            return "an API cassette none of whose requests has a body (parsed_body, or the JSON text vcrpy keeps) with 'messages'"
         keys_list = ", ".join(str(k) for k in list(value)[:12]) or "none"
         return (
             f"an object with keys {keys_list}; expected 'messages', 'history' (SWE-agent, "

@@ -4,6 +4,7 @@ conversations, and JSON helpers for readers."""
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
@@ -11,12 +12,15 @@ from typing import Any, ClassVar
 from ..errors import TranscriptError
 from ..model import Message, ToolCall, Transcript, Usage, json_type
 from ..schema import FormatName
-from ._doc import Document, Path, render_path
+from ._doc import Document, JsonStyle, Path, render_path
+from ._splice import json_spans, splice
 
 __all__ = [
     "Binding",
     "as_dict",
     "as_list",
+    "IN_JSON",
+    "InJson",
     "cassette_requests",
     "Builder",
     "Wrap",
@@ -42,13 +46,61 @@ def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+@dataclass(frozen=True, slots=True)
+class InJson:
+    """A step into a string that holds JSON: a VCR cassette's request body as vcrpy
+    stores it. A new value below it is spliced into that JSON text, and the string
+    written back whole (every other character of it unchanged)."""
+
+    def __str__(self) -> str:
+        return "<json>"
+
+
+IN_JSON = InJson()
+
+
+def _json_body(raw: Any) -> dict[str, Any] | None:
+    """A cassette body's JSON object: a string, or bytes (gzip or not), as vcrpy keeps it."""
+    if isinstance(raw, dict) and "string" in raw:  # vcrpy's {'string': ...} form
+        raw = raw["string"]
+    if isinstance(raw, (bytes, bytearray)):
+        data = bytes(raw)
+        if data[:2] == b"\x1f\x8b":
+            import gzip
+
+            try:
+                data = gzip.decompress(data)
+            except (OSError, EOFError):
+                return None
+        try:
+            raw = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    if not isinstance(raw, str) or not raw.lstrip().startswith("{"):
+        return None
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    return body if isinstance(body, dict) else None
+
+
 def cassette_requests(value: Any) -> Iterator[tuple[Path, dict[str, Any]]]:
     """(path, body) of each recorded request body of an API cassette (VCR), whatever API
-    it is: the formats pick the bodies that hold their own message list."""
+    it is: the formats pick the bodies that hold their own message list. pydantic-ai's
+    cassettes hold a ``parsed_body``; plain vcrpy keeps ``body`` as the JSON text that
+    was sent (a string, ``{string: ...}``, or bytes, gzip or not)."""
     for i, it in enumerate(as_list(as_dict(value).get("interactions"))):
-        body = as_dict(as_dict(as_dict(it).get("request")).get("parsed_body"))
+        request = as_dict(as_dict(it).get("request"))
+        body = as_dict(request.get("parsed_body"))
         if body:
             yield ("interactions", i, "request", "parsed_body"), body
+            continue
+        raw = request.get("body")
+        parsed = _json_body(raw)
+        if parsed is not None:
+            base: Path = ("interactions", i, "request", "body")
+            yield base + (("string",) if isinstance(raw, dict) else ()) + (IN_JSON,), parsed
 
 
 def str_or(value: Any, default: str = "") -> str:
@@ -214,7 +266,34 @@ class Binding:
                     out[path] = new.content
             for path in self.blanks[i] if self.blanks else ():
                 out[path] = ""
-        return out
+        return _embedded_edits(self.doc, out, label)
+
+
+def _embedded_edits(doc: Document, edits: dict[Path, Any], label: str) -> dict[Path, Any]:
+    """Edits below an ``InJson`` step become one new string each: the JSON text with the
+    new values spliced in, every other character of it as it was."""
+    inner: dict[Path, dict[Path, Any]] = defaultdict(dict)
+    out: dict[Path, Any] = {}
+    for path, value in edits.items():
+        k = next((j for j, step in enumerate(path) if isinstance(step, InJson)), None)
+        if k is None:
+            out[path] = value
+        else:
+            inner[path[:k]][path[k + 1:]] = value
+    for prefix, sub in inner.items():
+        node: Any = doc.value
+        for step in prefix:
+            node = node[step]
+        if not isinstance(node, str):
+            raise TranscriptError(f"{render_path(prefix)}: a cassette body stored as bytes cannot be written back; "
+                                  "export eino JSON instead", source=label)
+        spans = json_spans(node, sub)
+        if spans is None:
+            raise TranscriptError(f"{render_path(prefix)}: cannot find the edited value in the body's JSON",
+                                  source=label)
+        style = JsonStyle.detect(node)
+        out[prefix] = splice(node, spans, lambda new, _old, style=style: style.dumps(new))
+    return out
 
 
 def _only_arguments(new: Message, old: Message) -> bool:

@@ -50,6 +50,8 @@ def render_path(path: Iterable[Any], root: str = "$") -> str:
     for key in path:
         if isinstance(key, int):
             out.append(f"[{key}]")
+        elif not isinstance(key, str):  # a step such as InJson: into a string's JSON
+            out.append(f"{key}")
         elif isinstance(key, str) and _IDENT.fullmatch(key):
             out.append(f".{key}")
         else:

@@ -1,0 +1,128 @@
+"""Plain vcrpy cassettes (the body kept as the JSON text that was sent), recorded here by
+the real vcrpy around the real Anthropic and OpenAI SDKs, against a local fake API
+server: read, cleared, written back byte for byte outside the cleared text, and read
+again by vcrpy itself."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+import toolclear as tc
+
+BIG = "line of a big file\n" * 200
+
+
+class _Fake(BaseHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        if self.path.endswith("/messages"):  # Anthropic
+            n = len(body["messages"])
+            reply = ({"type": "tool_use", "id": f"t{n}", "name": "read_file", "input": {"path": f"f{n}.py"}}
+                     if n < 9 else {"type": "text", "text": "done"})
+            out = {"id": f"msg_{n}", "type": "message", "role": "assistant", "model": body["model"],
+                   "content": [reply], "stop_reason": "tool_use" if n < 9 else "end_turn", "stop_sequence": None,
+                   "usage": {"input_tokens": 100 * n, "output_tokens": 10}}
+        else:  # OpenAI Chat Completions
+            n = len(body["messages"])
+            msg: dict = ({"role": "assistant", "content": None, "tool_calls": [
+                {"id": f"c{n}", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]}
+                if n < 9 else {"role": "assistant", "content": "done"})
+            out = {"id": f"cc{n}", "object": "chat.completion", "created": 0, "model": body["model"],
+                   "choices": [{"index": 0, "message": msg, "finish_reason": "stop"}],
+                   "usage": {"prompt_tokens": 100 * n, "completion_tokens": 10, "total_tokens": 100 * n + 10}}
+        data = json.dumps(out).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture(scope="module")
+def server():
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Fake)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
+
+
+def _record_anthropic(url: str, path: Path) -> None:
+    import anthropic
+    import vcr
+
+    client = anthropic.Anthropic(api_key="test", base_url=url, max_retries=0)
+    messages: list = [{"role": "user", "content": "read the files"}]
+    with vcr.use_cassette(str(path), record_mode="all"):
+        while True:
+            r = client.messages.create(model="claude-haiku-4-5", max_tokens=100, messages=messages)
+            messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in r.content]})
+            if r.stop_reason != "tool_use":
+                break
+            messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": r.content[0].id,
+                                                          "content": BIG}]})
+
+
+def _record_openai(url: str, path: Path) -> None:
+    import openai
+    import vcr
+
+    client = openai.OpenAI(api_key="test", base_url=url + "/v1", max_retries=0)
+    messages: list = [{"role": "user", "content": "read the files"}]
+    with vcr.use_cassette(str(path), record_mode="all"):
+        while True:
+            r = client.chat.completions.create(model="gpt-4o", messages=messages)
+            m = r.choices[0].message
+            messages.append(m.model_dump(exclude_none=True))
+            if not m.tool_calls:
+                break
+            messages.append({"role": "tool", "tool_call_id": m.tool_calls[0].id, "content": BIG})
+
+
+@pytest.mark.parametrize("record,fmt", [(_record_anthropic, "anthropic"), (_record_openai, "openai")])
+def test_a_plain_vcrpy_cassette_is_read_cleared_and_written_back(server, tmp_path, record, fmt) -> None:
+    import vcr
+    import yaml
+
+    path = tmp_path / "cassette.yaml"
+    record(server, path)
+    raw = yaml.safe_load(path.read_text())
+    assert isinstance(raw["interactions"][0]["request"]["body"], str)  # vcrpy's own form, no parsed_body
+    runs = tc.load_all(path)
+    assert runs[0].format == fmt and len(runs) == 5
+    last = runs[-1]
+    assert sum(m.role == "tool" for m in last.messages) == 4
+    done = tc.apply(last.messages, tc.ClearToolResultConfig(0, 0))
+    assert len(done.cleared_indices) >= 3
+    out = tc.dump(last, done.messages)
+    back = yaml.safe_load(out)
+    for k, (a, b) in enumerate(zip(raw["interactions"], back["interactions"])):
+        if k != 4:
+            assert a == b  # the other requests untouched
+    sent_before = json.loads(raw["interactions"][4]["request"]["body"])
+    sent_after = json.loads(back["interactions"][4]["request"]["body"])
+    texts = json.dumps(sent_after)
+    assert texts.count(tc.DEFAULT_PLACEHOLDER) == len(done.cleared_indices)
+    # the body is the same text the SDK sent, but for the cleared results
+    esc = json.dumps(BIG)[1:-1]
+    before, after = raw["interactions"][4]["request"]["body"], back["interactions"][4]["request"]["body"]
+    assert after.replace(json.dumps(tc.DEFAULT_PLACEHOLDER)[1:-1], "§").replace(esc, "§") == before.replace(esc, "§")
+    assert sent_before != sent_after
+    reread = tc.load_all(out, name="cassette.yaml")[-1]
+    assert [m.content for m in reread.messages] == [m.content for m in done.messages]
+    # vcrpy itself still reads the rewritten cassette
+    (tmp_path / "out.yaml").write_bytes(out)
+    from vcr.persisters.filesystem import FilesystemPersister
+    from vcr.serializers import yamlserializer
+
+    requests, responses = FilesystemPersister.load_cassette(str(tmp_path / "out.yaml"), yamlserializer)
+    assert len(requests) == 5 and len(responses) == 5
+    _ = vcr

@@ -126,3 +126,43 @@ def test_a_plain_vcrpy_cassette_is_read_cleared_and_written_back(server, tmp_pat
     requests, responses = FilesystemPersister.load_cassette(str(tmp_path / "out.yaml"), yamlserializer)
     assert len(requests) == 5 and len(responses) == 5
     _ = vcr
+
+
+def _mixed_cassette() -> bytes:
+    import yaml
+
+    gem = [{"role": "user", "parts": [{"text": "weather?"}]},
+           {"role": "model", "parts": [{"functionCall": {"name": "weather", "args": {"city": "Paris"}}}]},
+           {"role": "user", "parts": [{"functionResponse": {"name": "weather", "response": {"output": "sunny " * 80}}}]}]
+    oai = [{"role": "user", "content": "time?"},
+           {"role": "assistant", "content": None, "tool_calls": [
+               {"id": "c1", "type": "function", "function": {"name": "clock", "arguments": "{}"}}]},
+           {"role": "tool", "tool_call_id": "c1", "content": "noon " * 80}]
+
+    def inter(uri: str, body: dict) -> dict:
+        return {"request": {"method": "POST", "uri": uri, "headers": {}, "body": json.dumps(body)},
+                "response": {"status": {"code": 200, "message": "OK"}, "headers": {}, "body": {"string": "{}"}}}
+
+    gem_uri = "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent"
+    oai_uri = "https://api.openai.com/v1/chat/completions"
+    cas = {"interactions": [inter(gem_uri, {"contents": gem[:1]}), inter(gem_uri, {"contents": gem}),
+                            inter(oai_uri, {"model": "gpt-4o", "messages": oai[:1]}),
+                            inter(oai_uri, {"model": "gpt-4o", "messages": oai})], "version": 1}
+    return yaml.safe_dump(cas).encode()
+
+
+def test_a_cassette_mixing_providers_reads_each_request_by_its_own_api() -> None:
+    runs = tc.load_all(_mixed_cassette(), name="mixed.yaml")
+    assert [(t.id, t.format) for t in runs] == [("request 0", "gemini-api"), ("request 1", "gemini-api"),
+                                                 ("request 2", "openai"), ("request 3", "openai")]
+    assert [m.content for m in runs[1].messages if m.role == "tool"] == ["sunny " * 80]
+    assert [m.content for m in runs[3].messages if m.role == "tool"] == ["noon " * 80]
+    # both written back into the one file
+    pairs = [(t, tc.apply(t.messages, tc.ClearToolResultConfig(0, 0)).messages) for t in runs]
+    back = tc.load_all(tc.dump_all(pairs), name="mixed.yaml")
+    assert [(t.id, t.format) for t in back] == [(t.id, t.format) for t in runs]
+
+
+def test_a_named_format_says_which_requests_of_other_apis_it_did_not_read() -> None:
+    (first, second) = tc.load_all(_mixed_cassette(), "openai", name="mixed.yaml")
+    assert first.id == "request 2" and any("2 request(s)" in w and "gemini-api" in w for w in first.warnings)

@@ -182,6 +182,8 @@ def load_all(
             raise TranscriptError(f"this is not a {reader.name} file: expected {reader.expects}; found {found}")
         with paused_gc():
             transcripts = reader.read(doc, label)
+        if _is_cassette(doc):
+            transcripts = _every_provider(doc, label, reader, transcripts, fmt == "auto")
     except TranscriptError as exc:
         raise exc.with_context(source=label, format=getattr(reader, "name", None) or fmt) from None
     except RecursionError:
@@ -282,6 +284,44 @@ def check_coverage(doc: Document, transcripts: list[Transcript]) -> list[Transcr
             t = replace(t, warnings=tuple(warnings), notes=tuple(notes))
         out.append(t)
     return out
+
+
+def _is_cassette(doc: Document) -> bool:
+    return doc.kind != "jsonl" and isinstance(doc.value, dict) and isinstance(doc.value.get("interactions"), list)
+
+
+def _request_index(t: Transcript) -> int:
+    head, _, tail = t.id.rpartition(" ")
+    return int(tail) if head == "request" and tail.isdigit() else -1
+
+
+def _every_provider(doc: Document, label: str, first: FormatReader, found: list[Transcript],
+                    auto: bool) -> list[Transcript]:
+    """A cassette may record requests to several APIs (a pydantic-ai test calling Gemini
+    and OpenAI): each request is read by the format its body is in. With a format named,
+    the requests of other APIs are not read, and a warning says which."""
+    taken = {_request_index(t) for t in found}
+    others: list[Transcript] = []
+    for r in _READERS:
+        if r is first or not r.sniff(doc):
+            continue
+        try:
+            more = [t for t in r.read(doc, label) if _request_index(t) not in taken]
+        except TranscriptError:
+            continue
+        if not more:
+            continue
+        if auto:
+            taken |= {_request_index(t) for t in more}
+            others += more
+        else:
+            ids = ", ".join(str(_request_index(t)) for t in more[:5]) + (", ..." if len(more) > 5 else "")
+            note = (f"{len(more)} request(s) of the cassette are {r.name} requests, not read as {first.name} "
+                    f"(requests {ids}): load it with format='auto' to read each by its own API")
+            found = [replace(found[0], warnings=(*found[0].warnings, note)), *found[1:]] if found else found
+    if not others:
+        return found
+    return sorted([*found, *others], key=_request_index)
 
 
 def load(

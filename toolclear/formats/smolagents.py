@@ -16,6 +16,7 @@ Two shapes are read:
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from ..model import Message, ToolCall, Transcript, Usage
@@ -60,6 +61,22 @@ def _messages(doc: Document) -> tuple[list[Any], Path] | None:
     return None
 
 
+def _is_messages(v: Any) -> bool:
+    return (isinstance(v, list) and bool(v) and all(isinstance(m, dict) and isinstance(m.get("role"), str) for m in v)
+            and any(m.get("role") in ("tool-call", "tool-response") for m in v))
+
+
+def _benchmark_records(doc: Document) -> list[tuple[int, dict[str, Any]]] | None:
+    """smolagents' benchmark output (examples/smolagents_benchmark/run.py): JSON Lines of
+    records whose ``intermediate_steps`` are ``write_memory_to_messages()`` as dicts."""
+    if doc.kind != "jsonl":
+        return None
+    recs = [(i, r) for i, r in doc.records() if isinstance(r, dict) and "intermediate_steps" in r]
+    if recs and any(_is_messages(r["intermediate_steps"]) for _, r in recs):
+        return recs
+    return None
+
+
 def _usage(step: dict[str, Any]) -> Usage | None:
     tu = step.get("token_usage")
     if not isinstance(tu, dict):
@@ -80,9 +97,12 @@ class SmolagentsFormat(FormatReader):
     expects = "a list of smolagents steps (with 'step_number') or of messages with tool-call / tool-response roles"
 
     def sniff(self, doc: Document) -> bool:
-        return _steps(doc) is not None or _messages(doc) is not None
+        return _steps(doc) is not None or _messages(doc) is not None or _benchmark_records(doc) is not None
 
     def read(self, doc: Document, source: str) -> list[Transcript]:
+        records = _benchmark_records(doc)
+        if records is not None:
+            return self._read_benchmark(doc, source, records)
         b = Builder(doc)
         steps = _steps(doc)
         if steps is not None:
@@ -134,6 +154,27 @@ class SmolagentsFormat(FormatReader):
                     b.add(Message(role="user", content=f"Error:\n{compact_json(step['error'])}"), (), path)
         if any(m.role == "tool" for m in b.messages):
             b.notes.append("each action step's observations answer the step's first tool call")
+
+    def _read_benchmark(self, doc: Document, source: str, records: list[tuple[int, dict[str, Any]]]
+                        ) -> list[Transcript]:
+        """One conversation per record (a benchmark question), as tau-bench's runs are."""
+        out, skipped = [], 0
+        for i, rec in records:
+            steps = rec["intermediate_steps"]
+            if not _is_messages(steps) and not (isinstance(steps, list) and steps and all(
+                    isinstance(m, dict) and isinstance(m.get("role"), str) for m in steps)):
+                skipped += 1  # a 'vanilla' run (the answer only) or an error: nothing the agent kept
+                continue
+            b = Builder(doc)
+            self._read_messages(doc, b, steps, (i, "intermediate_steps"))
+            question = str_or_none(rec.get("question")) or ""
+            out.append(b.build(self.name, id=f"line {i + 1}", source=source,
+                               title=question[:80] or "smolagents benchmark run",
+                               container="smolagents benchmark output (JSON Lines)"))
+        if skipped and out:
+            out[0] = replace(out[0], notes=(*out[0].notes, f"{skipped} record(s) hold no agent messages (a "
+                                            "'vanilla' run's answer, or an error) and are not conversations"))
+        return out
 
     @staticmethod
     def _read_messages(doc: Document, b: Builder, messages: list[Any], base: Path) -> None:

@@ -554,7 +554,8 @@ class AnthropicFormat(_ChatFamily):
     name = "anthropic"
     label = "Anthropic Messages (messages list or request body)"
     aliases = ("anthropic-messages", "claude-api")
-    where_found = "request bodies you log; API cassettes (VCR YAML) recorded by test suites"
+    where_found = ("request bodies you log; API cassettes (VCR YAML) recorded by test suites (parsed_body, or "
+                   "the body as the JSON text vcrpy keeps)")
     tool_result = "each 'tool_result' content block (tool name from the matching 'tool_use')"
     export_changes = "the 'content' of each cleared tool_result block, and nothing else"
 

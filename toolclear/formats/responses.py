@@ -185,7 +185,8 @@ class OpenAIResponsesFormat(FormatReader):
     aliases = ("responses", "openai-agents", "agents-sdk")
     where_found = ("Responses request bodies you log; OpenAI Agents SDK sessions and saved RunState; "
                    "API cassettes")
-    tool_result = "each function_call_output / custom_tool_call_output item (paired by call_id)"
+    tool_result = ("each function_call_output / custom_tool_call_output item, and the JS Agents SDK's "
+                   "function_call_result (paired by call_id / callId)")
     export_changes = "that item's 'output' (its first text part when it is a list of parts)"
     expects = "a list of Responses items, a request body with 'input', a RunState, or a cassette of such requests"
 

@@ -91,7 +91,8 @@ class SmolagentsFormat(FormatReader):
     name = "smolagents"
     label = "smolagents memory (steps or tool-call / tool-response messages)"
     aliases = ("smol", "smolagent")
-    where_found = "what you save from agent.memory.steps / get_full_steps() or write_memory_to_messages()"
+    where_found = ("what you save from agent.memory.steps / get_full_steps() or write_memory_to_messages(); the "
+                   "benchmark's output (JSON Lines with intermediate_steps)")
     tool_result = "an action step's observations; a 'tool-response' message"
     export_changes = "that step's 'observations' / that message's text"
     expects = "a list of smolagents steps (with 'step_number') or of messages with tool-call / tool-response roles"

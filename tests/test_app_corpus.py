@@ -97,3 +97,24 @@ def test_corpus_page_sweeps_a_hostile_archive_and_names_what_it_skipped(monkeypa
     assert "runs.zip!bad.jsonl" in warned and "runs.zip!bomb.jsonl" in warned and "decompression bomb" in warned
     assert "Something went wrong" not in " ".join(e.value for e in at.error)
     assert at.metric[0].value == "1"  # the one good run
+
+
+def test_corpus_page_bounds_the_grid_and_keeps_one_upload_folder() -> None:
+    """3,000 numbers in a box would build millions of settings on every rerun: refused in
+    one line. Each new upload replaces the session's one temporary folder."""
+    import tempfile
+    from pathlib import Path
+
+    at = corpus_page()
+    at.file_uploader(key="corpus_files").set_value([(FILES[0].name, FILES[0].read_bytes(), "application/jsonl")]).run()
+    at.text_input(key="corpus_thresholds").set_value(", ".join(str(k) for k in range(3000))).run()
+    assert len(at.error) == 1 and "up to 20 whole numbers" in at.error[0].value.replace("\\", "")
+    at.text_input(key="corpus_thresholds").set_value("10000:30000:2").run()
+    roots = []
+    for f in FILES[:2]:
+        at.file_uploader(key="corpus_files").set_value([(f.name, f.read_bytes(), "application/jsonl")]).run()
+        at.button(key="corpus_go").click().run(timeout=180)
+        assert not at.exception, at.exception
+        roots.append(at.session_state["_corpus_root"])
+    assert roots[0] != roots[1] and not Path(roots[0]).exists() and Path(roots[1]).exists()
+    assert Path(roots[1]).parent == Path(tempfile.gettempdir())

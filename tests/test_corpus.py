@@ -331,3 +331,74 @@ def test_sigterm_stops_a_process_sweep_and_its_workers(tmp_path) -> None:
     while marked():
         assert time.monotonic() - t0 < 15, f"workers left running: {marked()}"
         time.sleep(0.2)
+
+
+def test_damaged_members_on_the_dask_engine_and_through_the_cli(tmp_path) -> None:
+    import io
+    import zipfile
+
+    from dask.distributed import Client, LocalCluster
+
+    good = next((CORPUS / "eino").glob("*.jsonl")).read_bytes()
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("ok.jsonl", good)
+        zf.writestr("bad.jsonl", good)
+    data = bytearray(buf.getvalue())
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as zf:
+        info = zf.getinfo("bad.jsonl")
+    start = info.header_offset + 30 + len(info.filename)
+    data[start:start + 40] = b"\xff" * 40
+    (tmp_path / "runs.zip").write_bytes(bytes(data))
+    corpus = tc.load_corpus(tmp_path / "runs.zip")
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        sweep = tc.sweep_corpus(corpus, CONFIGS[:1], engine="dask", client=client)
+    assert set(sweep.table["file"]) == {"runs.zip!ok.jsonl"}
+    assert [label for label, _ in sweep.errors] == ["runs.zip!bad.jsonl"]
+    from .test_cli import run
+
+    code, _, err = run("corpus", str(tmp_path / "runs.zip"), "--jobs", "1")
+    assert code == 0 and "skipped runs.zip!bad.jsonl" in err
+
+
+def test_a_dask_scheduler_that_never_answers_is_one_line_not_a_hang(monkeypatch) -> None:
+    """An address that accepts connections and says nothing (and one that is not an
+    address at all): a one-line error after the timeout, exit 2 from the CLI."""
+    import socket
+    import threading
+
+    from toolclear import corpus as corpus_mod
+
+    monkeypatch.setattr(corpus_mod, "DASK_TIMEOUT", 3)
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(srv.accept()[0])  # accepted, never answered
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        corpus = tc.load_corpus([CORPUS / "eino"])
+        with pytest.raises(tc.ConfigError, match="cannot connect within 3 s"):
+            tc.sweep_corpus(corpus, CONFIGS[:1], engine="dask",
+                            scheduler=f"tcp://127.0.0.1:{srv.getsockname()[1]}")
+    finally:
+        stop.set()
+        thread.join(2)
+        for s in held:
+            s.close()
+        srv.close()
+    from .test_cli import run
+
+    code, _, err = run("corpus", str(CORPUS / "eino"), "--engine", "dask", "--scheduler", "not an address")
+    assert code == 2 and err.count("\n") == 1 and "dask scheduler" in err, err

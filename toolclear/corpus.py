@@ -638,7 +638,31 @@ def _stop_workers(pool: Any) -> None:
 
 
 DASK_TIMEOUT = 30
-"""Seconds to reach a Dask scheduler, and to wait for a task, before giving up."""
+"""Seconds to reach a Dask scheduler before giving up."""
+
+
+def _connect(client_cls: Any, scheduler: str) -> Any:
+    """A Client of ``scheduler``, or a one-line error within DASK_TIMEOUT: dask's own
+    timeout does not cover a server that accepts the connection and never answers, so
+    the connection is made in a thread the sweep does not wait on past the deadline."""
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def connect() -> None:
+        try:
+            box["client"] = client_cls(scheduler, timeout=DASK_TIMEOUT)
+        except BaseException as exc:  # reported below, in one line
+            box["error"] = exc
+
+    thread = threading.Thread(target=connect, name="toolclear-dask-connect", daemon=True)
+    thread.start()
+    thread.join(DASK_TIMEOUT + 1)
+    if "client" in box:
+        return box["client"]
+    exc = box.get("error")
+    why = f"{type(exc).__name__}: {exc}" if exc is not None else "no answer"
+    raise ConfigError(f"dask scheduler {scheduler!r}: cannot connect within {DASK_TIMEOUT} s ({why})")
 
 
 def _run_dask(items: Iterable[Item], shared: tuple[Any, ...], client: Any, scheduler: str | None
@@ -651,11 +675,7 @@ def _run_dask(items: Iterable[Item], shared: tuple[Any, ...], client: Any, sched
     if client is None:
         if scheduler is None:
             raise ConfigError("engine='dask' needs client= (a dask.distributed.Client) or scheduler= (an address)")
-        try:
-            own = client = Client(scheduler, timeout=DASK_TIMEOUT)
-        except (OSError, ValueError, TypeError, TimeoutError) as exc:
-            raise ConfigError(f"dask scheduler {scheduler!r}: cannot connect within {DASK_TIMEOUT} s "
-                              f"({type(exc).__name__}: {exc})") from None
+        own = client = _connect(Client, scheduler)
     try:
         yield from _in_order(lambda b: client.submit(_work_batch, b, shared, pure=False), lambda fut: fut.result(),
                              _batches(items, 4), 8 * max(1, len(client.scheduler_info().get("workers", {})) or 1))

@@ -102,9 +102,13 @@ def test_corpus_page_sweeps_a_hostile_archive_and_names_what_it_skipped(monkeypa
 def test_corpus_page_bounds_the_grid_and_keeps_one_upload_folder() -> None:
     """3,000 numbers in a box would build millions of settings on every rerun: refused in
     one line. Each new upload replaces the session's one temporary folder."""
+    import os
     import tempfile
+    import time
     from pathlib import Path
 
+    stale = Path(tempfile.mkdtemp(prefix="toolclear-corpus-"))  # a session that ended a day ago
+    os.utime(stale, (time.time() - 2 * 86400, time.time() - 2 * 86400))
     at = corpus_page()
     at.file_uploader(key="corpus_files").set_value([(FILES[0].name, FILES[0].read_bytes(), "application/jsonl")]).run()
     at.text_input(key="corpus_thresholds").set_value(", ".join(str(k) for k in range(3000))).run()
@@ -117,4 +121,5 @@ def test_corpus_page_bounds_the_grid_and_keeps_one_upload_folder() -> None:
         assert not at.exception, at.exception
         roots.append(at.session_state["_corpus_root"])
     assert roots[0] != roots[1] and not Path(roots[0]).exists() and Path(roots[1]).exists()
+    assert not stale.exists()
     assert Path(roots[1]).parent == Path(tempfile.gettempdir())

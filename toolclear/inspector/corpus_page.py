@@ -42,6 +42,7 @@ def _store(files: list[Any]) -> tuple[Path, dict[str, str]]:
     old = st.session_state.pop("_corpus_root", None)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
+    _purge_stale()
     root = Path(tempfile.mkdtemp(prefix="toolclear-corpus-"))
     st.session_state["_corpus_root"] = str(root)
     names = {}
@@ -51,6 +52,25 @@ def _store(files: list[Any]) -> tuple[Path, dict[str, str]]:
         (root / stored).write_bytes(f.getvalue())
         names[stored] = safe(Path(f.name).name) or name
     return root, names
+
+
+STALE_SECONDS = 24 * 3600
+"""An upload folder untouched this long belongs to a session that has ended."""
+
+
+def _purge_stale() -> None:
+    """Remove the upload folders of sessions that ended (a session keeps one folder, and
+    replaces it with each upload; one that ended cannot remove its own)."""
+    import shutil
+    import time
+
+    now = time.time()
+    for folder in Path(tempfile.gettempdir()).glob("toolclear-corpus-*"):
+        try:
+            if folder.is_dir() and not folder.is_symlink() and now - folder.stat().st_mtime > STALE_SECONDS:
+                shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            pass
 
 
 def _relabel(corpus: tc.Corpus, root: Path, names: dict[str, str]) -> tc.Corpus:

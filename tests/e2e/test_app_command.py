@@ -8,10 +8,27 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from playwright.sync_api import expect
 
 from .conftest import ROOT, _free_port, _healthy
+
+
+def start_app(tmp_path: Path, args: list[str], env: dict[str, str] | None) -> tuple[Any, str, Any]:
+    """`toolclear app ARGS` on a free port, in a session of its own; waits until it serves."""
+    port = _free_port()
+    log = (tmp_path / "app.log").open("wb")
+    proc = subprocess.Popen([sys.executable, "-m", "toolclear", "app", *args, "--port", str(port), "--address",
+                             "127.0.0.1", "--headless"], env=env, cwd=tmp_path, stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    t0 = time.monotonic()
+    while not _healthy(url):
+        assert proc.poll() is None, (tmp_path / "app.log").read_text()
+        assert time.monotonic() - t0 < 60, (tmp_path / "app.log").read_text()
+        time.sleep(0.2)
+    return proc, url, log
 
 
 def test_toolclear_app_opens_the_file_from_an_installed_wheel(page, tmp_path) -> None:
@@ -27,18 +44,8 @@ def test_toolclear_app_opens_the_file_from_an_installed_wheel(page, tmp_path) ->
     assert where.startswith(str(target))  # the wheel's copy, not the checkout's
 
     transcript = ROOT / "tests" / "data" / "formats" / "gemini-cli_session.json"
-    port = _free_port()
-    log = (tmp_path / "app.log").open("wb")
-    proc = subprocess.Popen([sys.executable, "-m", "toolclear", "app", str(transcript), "--port", str(port),
-                             "--address", "127.0.0.1", "--headless"], env=env, cwd=tmp_path, stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
+    proc, url, log = start_app(tmp_path, [str(transcript)], env)
     try:
-        t0 = time.monotonic()
-        while not _healthy(url):
-            assert proc.poll() is None, (tmp_path / "app.log").read_text()
-            assert time.monotonic() - t0 < 60, (tmp_path / "app.log").read_text()
-            time.sleep(0.2)
         page.goto(url)
         caption = page.get_by_test_id("stCaptionContainer").filter(has_text="format gemini-cli")
         expect(caption).to_contain_text(transcript.name, timeout=30_000)
@@ -61,18 +68,8 @@ def test_toolclear_app_refuses_a_missing_file_in_one_line(tmp_path) -> None:
 def test_sigterm_to_toolclear_app_stops_its_server(tmp_path) -> None:
     """`kill PID` (SIGTERM to the toolclear process only, not its group) stops the
     Streamlit server too: nothing keeps the port."""
-    port = _free_port()
-    log = (tmp_path / "app.log").open("wb")
-    proc = subprocess.Popen([sys.executable, "-m", "toolclear", "app", "--port", str(port), "--address",
-                             "127.0.0.1", "--headless"], cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
+    proc, url, log = start_app(tmp_path, [], None)
     try:
-        t0 = time.monotonic()
-        while not _healthy(url):
-            assert proc.poll() is None, (tmp_path / "app.log").read_text()
-            assert time.monotonic() - t0 < 60, (tmp_path / "app.log").read_text()
-            time.sleep(0.2)
         proc.send_signal(signal.SIGTERM)  # the parent alone, as `kill` does
         proc.wait(timeout=30)
         t0 = time.monotonic()

@@ -210,3 +210,22 @@ def test_compare_uses_the_headlines_calibration() -> None:
     calibrated = tc.compare(t.messages, [tc.ClearToolResultConfig()], pricing="claude-opus-4-5", calibrate=True,
                             compactions=[k for k, _ in t.marks]).table
     assert plain["dollars"].iloc[0] != calibrated["dollars"].iloc[0]
+
+
+def test_a_long_runs_losses_are_found_on_request(monkeypatch) -> None:
+    """Past LOSSES_AUTO_LIMIT messages, scanning every text on each slider move would take
+    seconds: the headline offers a button instead, and after it the losses are kept."""
+    from toolclear.inspector import policy_views
+
+    monkeypatch.setattr(policy_views, "LOSSES_AUTO_LIMIT", 10)
+    s = Session()
+    s.upload("claude-code")
+    s.mode("replay")
+    s.move(0, 0.0, True)  # threshold 0
+    s.move(1, 0.02, True)  # keep 5,000: results are cleared
+    captions = " ".join(c.value for c in s.at.caption)
+    assert "Needed later" not in captions and s.at.button(key="losses_go")
+    s.at.button(key="losses_go").click().run()
+    assert any("Needed later" in c.value for c in s.at.caption)
+    s.move(1, 0.03, True)
+    assert any("Needed later" in c.value for c in s.at.caption)  # kept up to date once asked for

@@ -26,7 +26,13 @@ from toolclear import sweep as sweeps
 from toolclear.formats._source import read_source
 from toolclear.inspector import charts, exports, money, snippets
 from toolclear.inspector.corpus_page import render_corpus_page
-from toolclear.inspector.policy_views import POLICY_CHOICES, render_compare, render_losses, render_policy
+from toolclear.inspector.policy_views import (
+    POLICY_CHOICES,
+    losses_of,
+    render_compare,
+    render_losses,
+    render_policy,
+)
 from toolclear.inspector.widgets import (
     compact,
     keep_widget_state,
@@ -396,7 +402,7 @@ def render_replay(rp: tc.Replay, t: tc.Transcript) -> None:
               f"{model}: not a model toolclear knows." if model else "The log names no model.")
         + " The line shows how close each call came to the limit.",
     )
-    st.plotly_chart(charts.replay_figure(rp, marks=t.marks, window=int(window) or None, lost=tc.losses(rp)),
+    st.plotly_chart(charts.replay_figure(rp, marks=t.marks, window=int(window) or None, lost=losses_of(rp)),
                     key="replay_chart", config={"displaylogo": False})
     peak = max((s.context_tokens_unreduced for s in rp.steps), default=0)
     if window and peak > window:
@@ -480,7 +486,8 @@ def _needed_later(result: tc.Result | tc.Reduction) -> dict[int, str]:
     if not isinstance(result, tc.Result) or result.mode != "replay":
         return {}
     out = {}
-    for i, refs in tc.losses(result).by_message().items():
+    lost = losses_of(result)
+    for i, refs in (lost.by_message() if lost is not None else {}).items():
         first = refs[0]
         more = f" (+{len(refs) - 1} more call(s))" if len(refs) > 1 else ""
         out[i] = f"at call {first.call_index}: " + ", ".join(first.terms[:4]) + more
@@ -514,8 +521,8 @@ def render_detail(t: tc.Transcript, result: tc.Result | tc.Reduction) -> None:
         st.dataframe(pd.DataFrame([{"id": safe(c.id), "tool": safe(c.name), "arguments": safe(c.arguments[:2000])}
                                    for c in before.tool_calls]),
                      hide_index=True, key="detail_calls")
-    refs = tc.losses(result).by_message().get(i, []) if isinstance(result, tc.Result) and \
-        result.mode == "replay" else []
+    lost = losses_of(result)
+    refs = lost.by_message().get(i, []) if lost is not None else []
     for ref in refs[:3]:
         st.caption(f"Needed later at call {ref.call_index}: " + ", ".join(f"`{safe(x)}`" for x in ref.terms[:8])
                    + ". The reply that used it:")

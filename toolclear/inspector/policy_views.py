@@ -23,7 +23,7 @@ from toolclear.langchain_edit import langchain_tokens
 from toolclear.reduction import reduction_tokens
 from toolclear.sweep import grid_values, nice_ceil
 
-__all__ = ["POLICY_CHOICES", "render_compare", "render_losses", "render_policy"]
+__all__ = ["POLICY_CHOICES", "losses_of", "render_compare", "render_losses", "render_policy"]
 
 POLICY_CHOICES = {
     "eino clear-tool-result": "eino",
@@ -232,7 +232,7 @@ def render_policy(kind: str, t: tc.Transcript, digest: str, counter: str, render
             elif name == "Replay":
                 rp = result if mode == "replay" else tc.replay(t.messages, config, backend=tc.MemoryBackend()
                                                                if files else None, counter=counter)
-                st.plotly_chart(charts.replay_figure(rp, marks=t.marks, lost=lost if rp is result else tc.losses(rp)),
+                st.plotly_chart(charts.replay_figure(rp, marks=t.marks, lost=lost if rp is result else losses_of(rp)),
                                 key="p_replay_chart",
                                 config={"displaylogo": False})
                 c = st.columns(3)
@@ -253,12 +253,34 @@ def render_policy(kind: str, t: tc.Transcript, digest: str, counter: str, render
                 render_policy_export(t, result, config, mode)
 
 
+LOSSES_AUTO_LIMIT = 20_000
+"""Past this many messages the losses are found on request: scanning every text for
+terms takes seconds there, too long to pay on every slider move."""
+
+
+def losses_of(result: Any) -> Any:
+    """The result's losses, or None while a long run's have not been asked for."""
+    if not isinstance(result, tc.Result) or result.mode != "replay":
+        return None
+    if len(result.messages) > LOSSES_AUTO_LIMIT and not st.session_state.get("_losses_on"):
+        return None
+    return tc.losses(result)
+
+
+def _want_losses() -> None:
+    st.session_state["_losses_on"] = True
+
+
 def render_losses(result: tc.Result | tc.Reduction, mode: schema.Mode) -> Any:
     """The headline of what the policy lost: of the results it changed, how many the
     agent used later (replay only: a single pass has no later calls)."""
     if mode != "replay" or not isinstance(result, tc.Result):
         return None
-    lost = tc.losses(result)
+    lost = losses_of(result)
+    if lost is None:
+        st.button(f"Find the results the agent needed later ({len(result.messages):,} messages: a few seconds, "
+                  "then kept up to date)", key="losses_go", on_click=_want_losses)
+        return None
     changed = len(result.changed_indices)
     if changed:
         st.caption(f"**Needed later: {len(lost.needed):,} of {changed:,} changed.** The agent's replies used names "

@@ -124,3 +124,14 @@ def test_live_snippets_build_each_adapter_with_the_same_policy(config) -> None:
         assert type(built).__name__ in ("ToolclearMiddleware", "function", "ProcessHistory"), title
         if type(built).__name__ == "ToolclearMiddleware":
             assert built.config == config
+
+
+def test_anthropic_export_says_a_custom_placeholder_is_not_sent() -> None:
+    import json as _json
+
+    from toolclear.inspector.snippets import policy_snippets
+
+    plain = policy_snippets(tc.AnthropicClearToolUsesConfig())[0]
+    custom = policy_snippets(tc.AnthropicClearToolUsesConfig(placeholder="<gone>"))[0]
+    assert "placeholder" not in plain[0] and "no placeholder setting" in custom[0] and "'<gone>'" in custom[0]
+    assert "<gone>" not in custom[2] and _json.loads(custom[2]) == _json.loads(plain[2])

@@ -281,7 +281,12 @@ def policy_snippets(config: Any, *, path: str = "transcript.json", mode: Mode = 
     if isinstance(config, EinoReductionConfig):
         out.append(("eino Go: the reduction middleware", "go", eino_reduction_go(config)))
     elif isinstance(config, AnthropicClearToolUsesConfig):
-        out.append(("Anthropic Messages API: the request's context_management", "json", anthropic_json(config)))
+        title = "Anthropic Messages API: the request's context_management"
+        if config.placeholder != AnthropicClearToolUsesConfig().placeholder:
+            # the API has no placeholder setting: saying so beats a JSON that silently drops it
+            title += (f" (the API has no placeholder setting: the server writes its own text, not "
+                      f"{config.placeholder[:40]!r}, into cleared results)")
+        out.append((title, "json", anthropic_json(config)))
     elif isinstance(config, LangChainClearToolUsesConfig):
         out.append(("LangChain v1: ContextEditingMiddleware", "python", langchain_python(config)))
     elif isinstance(config, ObservationMaskingConfig):

@@ -74,18 +74,21 @@ def _term_pieces(term: str, out: set[str]) -> None:
                     out.add(piece)
 
 
-def pieces(text: str, among: frozenset[str] | set[str] | None = None) -> set[str]:
+def pieces(text: str) -> set[str]:
     """The pieces of a text: of each of its terms, the term itself and every substring
     from the start of one component (split at ``. / :``) to the end of the same or a
-    later one, stripped as terms are, at least 8 characters long. With ``among``, only
-    the pieces in it (what a replay's replies could ask about)."""
+    later one, stripped as terms are, at least 8 characters long."""
+    return _pieces_of_terms(terms(text))
+
+
+def _pieces_of_terms(found: Iterable[str]) -> set[str]:
     out: set[str] = set()
-    for term in terms(text):
+    for term in found:
         if _SEPARATORS.search(term) is None:
             out.add(term)  # one component: the term is its only piece
         else:
             _term_pieces(term, out)
-    return out if among is None else out & among
+    return out
 
 
 def _strings(value: Any) -> Iterable[str]:
@@ -116,16 +119,6 @@ def message_terms(m: Message, by_text: dict[str, frozenset[str]] | None = None) 
 
 
 _MEMO_KEY = "lost:terms"
-
-
-def _pieces_of_terms(found: Iterable[str], among: frozenset[str]) -> frozenset[str]:
-    out: set[str] = set()
-    for term in found:
-        if _SEPARATORS.search(term) is None:
-            out.add(term)
-        else:
-            _term_pieces(term, out)
-    return frozenset(out & among)
 
 
 def message_text(m: Message) -> str:
@@ -208,7 +201,7 @@ class _Contexts:
         found = message_terms(m, self.by_text)
         got = self.by_terms.get(found)
         if got is None:
-            got = self.by_terms[found] = _pieces_of_terms(found, self.among) if self.among else frozenset()
+            got = self.by_terms[found] = frozenset(_pieces_of_terms(found) & self.among) if self.among else frozenset()
         return got
 
     def original_pieces(self, i: int) -> frozenset[str]:

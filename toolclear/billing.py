@@ -856,11 +856,22 @@ def recorded_cost(messages: Sequence[Message], pricing: Pricing | str | None = N
     return Cost(columns=cols, columns_without_policy=cols, pricing=shown, assumptions=tuple(notes))
 
 
-def _run_preset(messages: Sequence[Message]) -> Pricing:
-    """The preset of the model most calls name, to stand for a run priced per call."""
+def run_pricing(messages: Sequence[Message], pricing: Pricing | str | None = "auto") -> Pricing | None:
+    """The prices of one run: ``pricing`` as given (a preset's name, a ``Pricing`` or
+    None), or with ``"auto"`` the preset of the model most of its calls name
+    (``pricing_for``; a ``ConfigError`` when no preset covers it)."""
+    if pricing != "auto":
+        return PRICING[pricing] if isinstance(pricing, str) else pricing
     from .windows import run_model
 
+    return pricing_for(run_model(messages))
+
+
+def _run_preset(messages: Sequence[Message]) -> Pricing:
+    """The preset of the model most calls name, to stand for a run priced per call."""
     try:
-        return pricing_for(run_model(messages))
+        found = run_pricing(messages)
+        assert found is not None
+        return found
     except ConfigError:
         return Pricing(input=0.0, output=0.0, cache="none", name="(each call at its model's prices)")

@@ -23,7 +23,7 @@ from typing import IO, Any, NoReturn
 
 from . import __version__
 from ._offload import DEFAULT_OFFLOADING_TOKEN_LIMIT, LocalDirBackend, ToolResultOffloadingConfig
-from .billing import MAX_PRICE, PRICING, Pricing, cost
+from .billing import MAX_PRICE, PRICING, Pricing, cost, run_pricing
 from .clearing import (
     DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_THRESHOLD,
@@ -49,7 +49,6 @@ from .report import (
     usd,
 )
 from .result import Result
-from .windows import run_model
 
 __all__ = ["main"]
 
@@ -514,11 +513,7 @@ def _policy_setup(args: argparse.Namespace) -> tuple[Any, ToolResultOffloadingCo
 
 def _run_pricing(args: argparse.Namespace, pricing: Pricing | None, t: Transcript) -> Pricing | None:
     """The prices of one conversation: the given ones, or with --pricing auto its log's model's."""
-    if getattr(args, "pricing", None) != "auto":
-        return pricing
-    from .billing import pricing_for
-
-    return pricing_for(run_model(t.messages))
+    return run_pricing(t.messages, "auto" if getattr(args, "pricing", None) == "auto" else pricing)
 
 
 def _run_policy(t: Transcript, config: Any, args: argparse.Namespace, offloading: ToolResultOffloadingConfig | None,

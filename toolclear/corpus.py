@@ -29,7 +29,6 @@ __all__ = ["Corpus", "CorpusFile", "CorpusSweep", "Recommendation", "grid", "loa
 Engine = Literal["serial", "process", "dask"]
 DEFAULT_LOSS_BUDGET = 5.0
 """``recommend``'s default: at most 5 needed results per 100 model calls over the corpus."""
-_DAMAGED = DAMAGED
 
 
 @dataclass(frozen=True)
@@ -72,7 +71,7 @@ class Corpus:
                 continue
             try:
                 transcripts = _load(f, self.format, data)
-            except (ToolclearError, *_DAMAGED):
+            except (ToolclearError, *DAMAGED):
                 continue
             for t in transcripts:
                 yield f"{f.label}#{t.id}", t
@@ -153,8 +152,7 @@ def load_corpus(source: str | os.PathLike[str] | Sequence[str | os.PathLike[str]
             files.append(CorpusFile(path.name, str(path)))
         else:
             errors.append((str(path), "no such file or folder"))
-    files = [f if f.label.isprintable() and _encodable(f.label) else replace(f, label=_printable(f.label))
-             for f in files]
+    files = [replace(f, label=_printable(f.label)) if _printable(f.label) != f.label else f for f in files]
     errors = [(_printable(a), e) for a, e in errors]
     return Corpus(tuple(_unique_labels(files)), format, tuple(errors))
 
@@ -221,7 +219,7 @@ def _inside(p: Path, root: Path, errors: list[tuple[str, str]]) -> bool:
 def _listing(path: Path, pattern: str, errors: list[tuple[str, str]]) -> list[CorpusFile]:
     try:
         return _archive_files(path, pattern)
-    except _DAMAGED as exc:
+    except DAMAGED as exc:
         errors.append((str(path), f"cannot read the archive: {type(exc).__name__}: {exc}"))
         return []
 
@@ -271,7 +269,6 @@ def spread(a: int, b: int, n: int) -> list[int]:
         return [a]
     lo, hi = min(a, b), max(a, b)
     if lo > 0:
-
         raw = [lo * (hi / lo) ** (k / (n - 1)) for k in range(n)]
     else:
         raw = [lo + (hi - lo) * k / (n - 1) for k in range(n)]
@@ -287,24 +284,13 @@ ROW_FIELDS = ("run", "file", "conversation", "config", "policy", "messages", "mo
               "dollars_without_policy", "dollars_saved", "refetch_dollars", "net_dollars_saved", "error")
 
 
-def _run_pricing(pricing: Any, messages: Sequence[Any]) -> Any:
-    """The prices of one run: the given ``Pricing``, or with ``"auto"`` the preset of the
-    model its log names (``pricing_for``)."""
-    if pricing != "auto":
-        return pricing
-    from .billing import pricing_for
-    from .windows import run_model
-
-    return pricing_for(run_model(messages))
-
-
 def _rows_for_file(f: CorpusFile, data: bytes | None, fmt: str, configs: Sequence[Any], labels: Sequence[str],
                    mode: str, pricing: Any, counter: Any, calibrate: bool = False
                    ) -> tuple[list[tuple[Any, ...]], str | None]:
     """Every config on every run of one file (what one worker does); ``data`` is the
     file's bytes when they came out of an archive, else None (the worker reads it)."""
     from ._offload import MemoryBackend
-    from .billing import cost
+    from .billing import cost, run_pricing
     from .counters import count_tokens
     from .lab import apply, loss_columns, policy_name, replay
     from .reduction import EinoReductionConfig
@@ -313,7 +299,7 @@ def _rows_for_file(f: CorpusFile, data: bytes | None, fmt: str, configs: Sequenc
         transcripts = _load(f, fmt, data)
     except ToolclearError as exc:
         return [], str(exc)
-    except _DAMAGED as exc:
+    except DAMAGED as exc:
         return [], f"{f.label}: cannot read it: {type(exc).__name__}: {exc}"
     rows: list[tuple[Any, ...]] = []
     for t in transcripts:
@@ -321,14 +307,14 @@ def _rows_for_file(f: CorpusFile, data: bytes | None, fmt: str, configs: Sequenc
         tool_tokens = sum(c for m, c in zip(t.messages, counts) if m.role == "tool")
         price_error = ""
         try:
-            run_pricing = _run_pricing(pricing, t.messages) if mode == "replay" else None
+            priced = run_pricing(t.messages, pricing) if mode == "replay" else None
         except ToolclearError as exc:
-            run_pricing, price_error = None, str(exc)
+            priced, price_error = None, str(exc)
         for cfg, label in zip(configs, labels):
             row: dict[str, Any] = {"run": f"{f.label}#{t.id}", "file": f.label, "conversation": t.id,
                                    "config": label, "policy": policy_name(cfg), "messages": len(t.messages),
                                    "tool_result_tokens": tool_tokens, "error": price_error,
-                                   "pricing": getattr(run_pricing, "name", None)}
+                                   "pricing": getattr(priced, "name", None)}
             if price_error:
                 rows.append(tuple(row.get(k) for k in ROW_FIELDS))
                 continue
@@ -344,8 +330,8 @@ def _rows_for_file(f: CorpusFile, data: bytes | None, fmt: str, configs: Sequenc
                            tokens_saved=r.tokens_sent_unreduced - r.tokens_sent, model_calls=len(calls),
                            peak_context=max((s.context_tokens for s in calls), default=0),
                            results_cleared=len(r.cleared_indices), cache_breaks=r.cache_breaks)
-                c = cost(r, run_pricing, calibrate=calibrate, compactions=[k for k, _ in t.marks]) \
-                    if run_pricing is not None and mode == "replay" else None
+                c = cost(r, priced, calibrate=calibrate, compactions=[k for k, _ in t.marks]) \
+                    if priced is not None and mode == "replay" else None
                 row.update(loss_columns(r, c.losses if c is not None else None))
                 if c is not None:
                     row.update(dollars=c.dollars, dollars_without_policy=c.dollars_without_policy,

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 import toolclear as tc
-from toolclear.billing import CacheKind
+from toolclear.billing import CacheKind, run_pricing
 from toolclear.inspector import charts
 from toolclear.inspector.widgets import md
 from toolclear.report import usd
@@ -24,7 +24,8 @@ def _default_preset(t: tc.Transcript) -> str:
     """The preset of the model the log names; none (never a similar-looking one) when no
     preset covers it."""
     try:
-        return tc.pricing_for(tc.run_model(t.messages)).name
+        found = run_pricing(t.messages)
+        return found.name if found is not None else NO_PRICING
     except tc.ConfigError:
         return NO_PRICING
 

@@ -49,7 +49,7 @@ def _hwm_mb() -> float:
 def _file_with_peak(f):  # type: ignore[no-untyped-def]
     from toolclear import corpus as c
 
-    rows = c._work_file(f)
+    rows = c._work_batch([(f, None, None)])
     return rows, _hwm_mb()
 
 
@@ -62,7 +62,7 @@ def worker_peak_mb(corpus, configs) -> float:  # type: ignore[no-untyped-def]
     from toolclear import corpus as c
     from toolclear.lab import policy_spec
 
-    shared = (corpus.format, configs, [policy_spec(x) for x in configs], "replay", None, None)
+    shared = (corpus.format, configs, [policy_spec(x) for x in configs], "replay", None, None, False)
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"), initializer=c._init,
                              initargs=(shared,)) as pool:
         return max(peak for _, peak in pool.map(_file_with_peak, corpus.files, chunksize=8))

@@ -179,21 +179,50 @@ class Losses:
         return 100 * len(self.needed) / self.calls if self.calls else 0.0
 
 
+@dataclass
+class _RunFacts:
+    """What every replay of one run shares, whatever the policy: the terms any reply can
+    use (every assistant message's), and each message's pieces among them. Kept on the
+    run's first message, as token counts are kept on each message, so a sweep of many
+    settings over a run cuts its texts into pieces once."""
+
+    last: Message
+    n: int
+    among: frozenset[str]
+    by_text: dict[str, frozenset[str]]
+    by_terms: dict[frozenset[str], frozenset[str]]
+    pieces: dict[int, frozenset[str]]
+
+
+def _run_facts(original: Sequence[Message]) -> _RunFacts:
+    memo = original[0]._memo if original else {}
+    facts = memo.get(_RUN_KEY)
+    if isinstance(facts, _RunFacts) and facts.n == len(original) and facts.last is original[-1]:
+        return facts
+    by_text: dict[str, frozenset[str]] = {}
+    among = frozenset().union(*(message_terms(m, by_text) for m in original if m.role == "assistant"))
+    facts = _RunFacts(original[-1] if original else Message("user"), len(original), among, by_text, {}, {})
+    if original:
+        memo[_RUN_KEY] = facts
+    return facts
+
+
+_RUN_KEY = "lost:run"
+
+
 class _Contexts:
     """Running counts of the pieces the unreduced context and the policy's context hold,
     moved forward call by call: each message's pieces are counted when it enters the
     context, and once more if the policy changes it."""
 
-    def __init__(self, original: Sequence[Message], final: Sequence[Message], among: frozenset[str]) -> None:
-        self.original, self.final, self.among = original, final, among
-        self.by_terms: dict[frozenset[str], frozenset[str]] = {}
-        self.by_text: dict[str, frozenset[str]] = {}
+    def __init__(self, original: Sequence[Message], final: Sequence[Message], facts: _RunFacts) -> None:
+        self.original, self.final, self.among = original, final, facts.among
+        self.by_terms, self.by_text, self.memo = facts.by_terms, facts.by_text, facts.pieces
         self.unreduced: Counter[str] = Counter()
         self.reduced: Counter[str] = Counter()
         self.holders: dict[str, list[int]] = defaultdict(list)  # piece -> changed messages holding it
         self.changed: set[int] = set()
         self.inside = 0  # messages [0, inside) are in the context
-        self.memo: dict[int, frozenset[str]] = {}
 
     def pieces_of(self, m: Message) -> frozenset[str]:
         """A message's pieces that some reply's terms could match (only those are ever
@@ -227,8 +256,6 @@ class _Contexts:
             own = self.original_pieces(i)
             self.unreduced.update(own)
             self.reduced.update(self.pieces_of(self.final[i]) if i in self.changed else own)
-            if i not in self.changed:
-                self.memo.pop(i, None)  # kept only while it may still change: memory stays bounded
             self.inside += 1
 
     def lost(self, reply_terms: Iterable[str]) -> dict[int, list[str]]:
@@ -265,11 +292,10 @@ def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
         raise ConfigError("losses: the replay holds no original messages; pass messages=")
     if len(original) != len(result.messages):
         raise ConfigError(f"losses: {len(original)} original messages for a replay of {len(result.messages)}")
-    by_text: dict[str, frozenset[str]] = {}
-    replies = {s.call_index: message_terms(original[s.call_index], by_text) for s in result.steps
+    facts = _run_facts(original)
+    replies = {s.call_index: message_terms(original[s.call_index], facts.by_text) for s in result.steps
                if s.call_index < len(original) and original[s.call_index].role == "assistant"}
-    ctx = _Contexts(original, result.messages, frozenset().union(*replies.values()))
-    ctx.by_text = by_text
+    ctx = _Contexts(original, result.messages, facts)
     refs: list[LostReference] = []
     needed: set[int] = set()
     calls = 0

@@ -11,6 +11,7 @@ from toolclear.lab import parse_policy
 
 from .conftest import CORPUS
 from .test_cli import run
+from .test_policies import as_written
 
 RUN = CORPUS / "claude_code" / "entire-cli_cc-2.1.7_webfetch-websearch_86-4e0c91f5c0.jsonl"
 MULTI = CORPUS / "openai_chat" / "tau-bench_gpt-4o_airline_historical-trajectories.json"
@@ -27,7 +28,7 @@ def test_reduce_with_each_policy_writes_what_the_library_gives(tmp_path, spec, r
     t = tc.load(RUN)
     config = parse_policy(spec)
     want = (tc.replay if replay else tc.apply)(t.messages, config)
-    assert [m.content for m in tc.load(out).messages] == [m.content for m in want.messages]
+    assert [m.content for m in tc.load(out).messages] == [as_written(o, m) for o, m in zip(t.messages, want.messages)]
     assert f"{len(want.cleared_indices)} " in err
 
 

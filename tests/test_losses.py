@@ -163,8 +163,8 @@ def test_clearing_more_never_loses_fewer_terms(msgs, a, b) -> None:
 @given(runs())
 def test_terms_only_in_the_system_prompt_or_user_turns_are_never_lost(msgs) -> None:
     r = tc.replay(msgs, tc.ObservationMaskingConfig.swe_agent(n=1))
-    kept = set().union(*(pieces(m.content) for m in msgs if m.role in ("system", "user")))
-    for ref in tc.losses(r).references:
+    for ref in tc.losses(r).references:  # what the context held in a system or user turn at that call
+        kept = set().union(*(pieces(m.content) for m in msgs[:ref.call_index] if m.role in ("system", "user")))
         assert not set(ref.terms) & kept
 
 

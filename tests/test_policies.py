@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import toolclear as tc
 from toolclear.inspector import exports
 from toolclear.masking import is_observation
+from toolclear.model import OMITTED
 
 from .conftest import CORPUS_FILES, SAMPLE_FILES, corpus_id, hypothesis_examples
 from .test_langchain_reference import generate
@@ -38,6 +39,15 @@ def conversations(n: int, seed: int = 0):
     return [generate(rng) for _ in range(n)]
 
 
+def as_written(original: tc.Message, sent: tc.Message) -> str:
+    """The content a log's own format gets back: OpenHands' memory leaves some messages
+    out of a request (they stay in the log as they were) and sends a masked result as a
+    user turn (its text goes in the result's place)."""
+    if sent.role == OMITTED:
+        return original.content
+    return sent.content.lstrip("\n") if sent.role != original.role else sent.content
+
+
 def inputs_cleared(config) -> bool:
     return bool(getattr(config, "clear_tool_inputs", False))
 
@@ -54,6 +64,12 @@ def test_input_untouched_and_only_tool_results_change(config) -> None:
             assert [m.to_dict() for m in msgs] == before
             assert len(result.messages) == len(msgs)
             for a, b in zip(msgs, result.messages):
+                if getattr(config, "unit", "") == "events" and (b.role == OMITTED or b.role != a.role):
+                    # OpenHands sends a masked observation as a user turn and leaves a call
+                    # whose result was masked out of the request, with its other results
+                    assert (b.role, b.content) == (OMITTED, "") or (
+                        is_observation(a) and b.role == "user" and b.content.strip() == "<MASKED>")
+                    continue
                 assert (a.role, a.tool_call_id, a.tool_name) == (b.role, b.tool_call_id, b.tool_name)
                 if a.role == "assistant":
                     assert a.content == b.content
@@ -127,7 +143,7 @@ def test_every_policy_keeps_pairs_through_every_export(path, tmp_path) -> None:
         results = [tc.replay(t.messages, config, backend=backend_for(config)) for t in transcripts]
         out = tmp_path / ("out" + "".join(path.suffixes))
         pairs = [(t, r.messages) for t, r in zip(transcripts, results)]
-        if any(a.tool_calls != b.tool_calls for t, r in pairs for a, b in zip(t.messages, r)):
+        if any(a.tool_calls != b.tool_calls for t, r in pairs for a, b in zip(t.messages, r) if b.role != OMITTED):
             with pytest.raises(tc.TranscriptError, match="export eino JSON"):
                 tc.dump_all(pairs)  # arguments cannot go back into a log's own format: said, not lost
             eino = tmp_path / "out.json"
@@ -137,8 +153,8 @@ def test_every_policy_keeps_pairs_through_every_export(path, tmp_path) -> None:
         out.write_bytes(tc.dump_all(pairs))
         back = tc.load_all(out, format=transcripts[0].format)
         assert [_pairs(b.messages) for b in back] == [_pairs(t.messages) for t in transcripts], config
-        for b, r in zip(back, results):
-            assert [m.content for m in b.messages] == [m.content for m in r.messages]
+        for b, t, r in zip(back, transcripts, results):
+            assert [m.content for m in b.messages] == [as_written(o, m) for o, m in zip(t.messages, r.messages)]
 
 
 @settings(max_examples=hypothesis_examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])

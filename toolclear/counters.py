@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigError, CounterUnavailableError
-from .model import Message, utf8_len
+from .model import OMITTED, Message, utf8_len
 
 __all__ = [
     "DEFAULT_COUNTER",
@@ -366,6 +366,8 @@ def count_tokens(
         else:
             values = [_checked(fn(m), i) for i, m in chunk]
         for (i, m), n in zip(chunk, values):
+            if m.role == OMITTED:
+                n = 0  # left out of the request: nothing of it is sent
             m._memo[key] = n if named else (fn, n)
             out[i] = n
         if progress is not None:

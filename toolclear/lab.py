@@ -24,7 +24,7 @@ from .clearing import ClearToolResultConfig, reduce_by_tokens
 from .counters import TokenCounter, get_counter
 from .errors import ConfigError
 from .langchain_edit import LangChainClearToolUsesConfig, LangChainEngine
-from .masking import MaskingEngine, ObservationMaskingConfig
+from .masking import MaskingEngine, ObservationMaskingConfig, OpenHandsEngine
 from .model import Message, MessageStatus
 from .reduction import EinoReductionConfig, ToolSchema
 from .result import Result, Step
@@ -63,7 +63,7 @@ def _engine(msgs: tuple[Message, ...], config: Any, counter: TokenCounter, backe
     if isinstance(config, LangChainClearToolUsesConfig):
         return LangChainEngine(msgs, config)
     if isinstance(config, ObservationMaskingConfig):
-        return MaskingEngine(msgs, config)
+        return OpenHandsEngine(msgs, config) if config.unit == "events" else MaskingEngine(msgs, config)
     if isinstance(config, EinoReductionConfig):
         if backend is None and not config.skip_truncation:
             raise ConfigError("eino's reduction needs a backend unless skip_truncation is set "

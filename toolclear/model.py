@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import copy
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, overload
 
 from .errors import TranscriptError
 
@@ -188,6 +188,12 @@ class ToolCall:
         return out
 
 
+OMITTED = "omitted"
+"""The role of a message the agent's own memory leaves out of the request although its
+history holds it (OpenHands drops a tool call whose result was masked, and its other
+results): kept in place, empty, so indices line up with the history; 0 tokens."""
+
+
 @dataclass(frozen=True, slots=True)
 class Message:
     """One message as the policy sees it.
@@ -206,6 +212,10 @@ class Message:
     usage: Usage | None = field(default=None, compare=False, repr=False)
     """What the model call that produced this (assistant) message cost, if recorded."""
     _raw: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    meta: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    """What the reader knew about this message that its text does not say and a
+    reference policy reads: SWE-agent's ``message_type``, ``is_demo``, ``tags`` and the
+    line and image counts of its parts; OpenHands' event positions in the agent's view."""
     _memo: dict[Any, Any] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
@@ -233,6 +243,7 @@ class Message:
         setattr_(new, "name", self.name)
         setattr_(new, "usage", self.usage)
         setattr_(new, "_raw", self._raw)
+        setattr_(new, "meta", self.meta)
         setattr_(new, "_memo", {})
         return new
 
@@ -331,6 +342,17 @@ class Transcript:
 
     def __len__(self) -> int:
         return len(self.messages)
+
+    def __iter__(self) -> Iterator[Message]:
+        """A transcript reads as its messages, so ``apply(load(...), config)`` works."""
+        return iter(self.messages)
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Message, ...]: ...
+    def __getitem__(self, index: int | slice) -> Message | tuple[Message, ...]:
+        return self.messages[index]
 
     @property
     def size(self) -> int:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from ..errors import TranscriptError
-from ..model import Message, ToolCall, Transcript, Usage, json_type
+from ..model import OMITTED, Message, ToolCall, Transcript, Usage, json_type
 from ..schema import FormatName
 from ._doc import Document, JsonStyle, Path, render_path
 from ._splice import json_spans, splice
@@ -227,8 +227,11 @@ class Binding:
         out: dict[Path, Any] = {}
         for i in range(len(messages)) if indices is None else indices:
             new, old = messages[i], self.originals[i]
-            if new is old:
+            if new is old or new.role == OMITTED:  # left out of one request, still in the log
                 continue
+            if new.role == "user" and old.role == "tool" and not new.tool_calls:
+                # a result OpenHands sends as a user turn once masked: its text goes in its place
+                new = old.with_content(new.content.lstrip("\n"))
             same_shape = (
                 new.role == old.role
                 and new.tool_calls == old.tool_calls

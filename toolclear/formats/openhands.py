@@ -8,14 +8,17 @@ instance).
 Actions with ``tool_call_metadata`` are the model's tool calls (the calls of one model
 response are merged into one assistant message); observations with it are the tool
 results, whose ``content`` is what the model read. ``message`` actions are user or
-assistant turns, the ``system`` action is the system prompt. Bookkeeping events
-(agent state changes, "null" observations, recalls) are not part of the conversation.
+assistant turns, the ``system`` action is the system prompt, a recall observation
+(workspace context) a user turn. Bookkeeping events (agent state changes, "null"
+events, recall requests) are not part of the conversation. Each message notes its place
+in the agent's view of events, which OpenHands' observation masking counts.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from ..model import Message, ToolCall, Transcript
@@ -25,7 +28,19 @@ from ._doc import Document, Path
 __all__ = ["OpenHandsFormat"]
 
 _SKIP_ACTIONS = frozenset({"change_agent_state", "recall", "null"})
-_SKIP_OBSERVATIONS = frozenset({"agent_state_changed", "null", "recall"})
+_SKIP_OBSERVATIONS = frozenset({"agent_state_changed", "null"})
+_OUT_OF_VIEW_ACTIONS = frozenset({"change_agent_state", "null"})
+_OUT_OF_VIEW_OBSERVATIONS = frozenset({"agent_state_changed", "null"})
+
+
+def _in_view(e: dict[str, Any]) -> bool:
+    """Whether OpenHands' agent keeps the event in its view (``StateTracker``'s filter
+    drops null events, agent-state changes and hidden events); every kept event counts
+    once toward the observation-masking window."""
+    if str_or_none(e.get("action")) in _OUT_OF_VIEW_ACTIONS or (
+            "action" not in e and str_or_none(e.get("observation")) in _OUT_OF_VIEW_OBSERVATIONS):
+        return False
+    return not any(d.get("hidden") is True for d in (e, as_dict(e.get("args")), as_dict(e.get("extras"))))
 
 
 _V1_KINDS = frozenset({
@@ -132,6 +147,36 @@ class _EventReader:
         self.previous: tuple[Path, ToolCall] | None = None  # the action of a [action, observation] pair
         self.skipped = 0
         self.synthetic = 0
+        self.view = 0  # events of the agent's view so far
+        self.position: dict[int, int] = {}  # message -> view position of its event
+        self.observed: set[int] = set()  # messages that are observations
+
+    def event(self, e: dict[str, Any], path: Path) -> None:
+        """Read one event, noting where it stands in the agent's view."""
+        before = len(self.b.messages)
+        if "action" in e:
+            self.action(e, path)
+        else:
+            self.observation(e, path)
+        if len(self.b.messages) > before:
+            self.position[before] = self.view
+            if "action" not in e:
+                self.observed.add(before)
+        if _in_view(e):
+            self.view += 1
+
+    def placed(self) -> None:
+        """Give each message its view position and the view's length up to the next
+        message (what OpenHands' masking window counts)."""
+        b = self.b
+        starts = [self.position.get(i, -1) for i in range(len(b.messages))]
+        for i in range(len(starts)):  # a message without an event of its own shares the last one's place
+            if starts[i] < 0:
+                starts[i] = starts[i - 1] if i else 0
+        ends = starts[1:] + [self.view]
+        for i, m in enumerate(b.messages):
+            b.messages[i] = replace(m, meta={"openhands_event": starts[i], "openhands_view": ends[i],
+                                             "openhands_observation": i in self.observed})
 
     def action(self, e: dict[str, Any], path: Path) -> None:
         b, args = self.b, as_dict(e.get("args"))
@@ -178,6 +223,8 @@ class _EventReader:
         if tcm is not None:
             b.add(Message(role="tool", content=text, tool_call_id=str(tcm.get("tool_call_id") or ""),
                           tool_name=str(tcm.get("function_name") or obs or "")), slots, path)
+        elif obs == "recall":  # workspace context the agent is given as a user turn
+            b.add(Message(role="user", content=text), slots, path)
         elif obs in _SKIP_OBSERVATIONS:
             self.skipped += 1
         elif (answered := self._answered(e, path)) is not None:
@@ -320,14 +367,13 @@ class OpenHandsFormat(FormatReader):
         for path, e in _flat(events, base):
             if not isinstance(e, dict):
                 b.warnings.append(f"{'/'.join(map(str, path))}: an event that is {json_type(e)}; skipped")
-            elif "action" in e:
-                reader.action(e, path)
             else:
-                reader.observation(e, path)
+                reader.event(e, path)
+        reader.placed()
         if reader.synthetic:
             b.notes.append(f"{reader.synthetic} actions without function calling are read as tool calls, "
                            "each answered by the observation it caused")
         if reader.skipped:
-            b.notes.append(f"{reader.skipped} bookkeeping events (agent state, recalls, empty observations) "
-                           "are skipped")
+            b.notes.append(f"{reader.skipped} bookkeeping events (agent state, recall requests, empty "
+                           "observations) are skipped")
         return b.build(self.name, id=id, source=source, title=title, container=container)

@@ -24,6 +24,32 @@ from .chat import Conversation, _note_roles_and_pairs, _openai_calls, _role, rea
 __all__ = ["MiniSweAgentFormat", "SweAgentFormat"]
 
 
+def _swe_meta(m: dict[str, Any]) -> dict[str, Any] | None:
+    """What SWE-agent's ``LastNObservations`` reads of a history entry: its
+    ``message_type``, ``is_demo`` and ``tags``, and what its mask would say (the lines of
+    its text, the images it holds)."""
+    if not any(k in m for k in ("message_type", "is_demo", "tags")):
+        return None
+    content = m.get("content")
+    lines = images = 0
+    if isinstance(content, str):
+        lines = len(content.splitlines())
+    elif isinstance(content, list):
+        for part in content:
+            if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str):
+                lines += len(part["text"].splitlines())
+            elif isinstance(part, dict) and part.get("type") == "image_url":
+                images += 1
+    tags = m.get("tags")
+    return {
+        "message_type": m.get("message_type") if isinstance(m.get("message_type"), str) else None,
+        "is_demo": bool(m.get("is_demo")),
+        "tags": tuple(t for t in tags if isinstance(t, str)) if isinstance(tags, list) else (),
+        "lines": lines,
+        "images": images,
+    }
+
+
 def _command(action: Any) -> str:
     if not isinstance(action, str) or not action.strip():
         return ""
@@ -68,12 +94,13 @@ class SweAgentFormat(FormatReader):
             role = _role(doc, m, path)
             content = content_text(m.get("content"), doc, path + ("content",))
             slot = [path + ("content",)]
+            meta = _swe_meta(m)
             if role == "tool":
                 ids = m.get("tool_call_ids")
                 call_id = m.get("tool_call_id") or (ids[0] if isinstance(ids, list) and ids else "")
                 call_id = call_id if isinstance(call_id, str) else ""
                 b.add(Message(role="tool", content=content, tool_call_id=call_id,
-                              tool_name=b.tool_name_for(call_id)), slot, path)
+                              tool_name=b.tool_name_for(call_id), meta=meta), slot, path)
             elif (
                 role == "user"
                 and not has_tool_role
@@ -82,11 +109,12 @@ class SweAgentFormat(FormatReader):
                 and _command(previous.get("action"))
                 and not m.get("is_demo")
             ):
-                b.add(Message(role="tool", content=content, tool_name=_command(previous.get("action"))), slot, path)
+                b.add(Message(role="tool", content=content, tool_name=_command(previous.get("action")), meta=meta),
+                      slot, path)
                 observations += 1
             else:
                 calls = _openai_calls(doc, m, path) if isinstance(m.get("tool_calls"), list) else ()
-                b.add(Message(role=role, content=content, tool_calls=calls), slot, path)
+                b.add(Message(role=role, content=content, tool_calls=calls, meta=meta), slot, path)
             previous = m
         if observations:
             b.notes.append(

@@ -79,7 +79,7 @@ KNOBS: dict[str, tuple[Knob, ...]] = {
         Knob("keep", "Tool results kept", "uses", "keep: the most recent tool messages left alone."),
     ),
     "openhands": (
-        Knob("keep_last", "Attention window (messages)", "messages",
+        Knob("keep_last", "Attention window (events)", "messages",
              "attention_window: observations among the last this many events stay whole."),
     ),
     "swe-agent": (

@@ -235,3 +235,25 @@ def test_the_overwrite_is_reported() -> None:
 def test_replay_without_a_backend_needs_skip_truncation() -> None:
     with pytest.raises(tc.ConfigError, match="backend must be set"):
         tc.replay([tc.Message("user", "x")], rd.EinoReductionConfig())
+
+
+def test_per_call_replay_names_only_messages_whose_text_changed() -> None:
+    """persist=False runs eino's reduction afresh before every call: a call's changed
+    messages are those the model sees differently from the previous call, not the
+    assistant messages eino only flags as processed."""
+    msgs = [tc.Message("user", "go")]
+    for k in range(8):
+        msgs += [tc.Message("assistant", f"step {k}", tool_calls=(tc.ToolCall(f"c{k}", "read", "{}"),)),
+                 tc.Message("tool", f"result {k} " + "x" * 400, tool_call_id=f"c{k}", tool_name="read")]
+    msgs.append(tc.Message("assistant", "done"))
+    config = tc.EinoReductionConfig(skip_truncation=True, max_tokens_for_clear=300, clear_retention_suffix_limit=1)
+    result = tc.replay(msgs, config, persist=False)
+    previous: list[tc.Message] = []
+    for step in result.model_call_steps:
+        view = list(tc.apply(msgs[:step.call_index], config).messages)
+        was = previous + list(msgs[len(previous):step.call_index])
+        differs = {i for i, (a, b) in enumerate(zip(was, view))
+                   if (a.content, a.tool_calls) != (b.content, b.tool_calls)}
+        assert set(step.changed_indices) == differs, step.call_index
+        previous = view
+    assert any(step.changed_indices for step in result.steps)

@@ -74,9 +74,11 @@ def _visible(a: Message, b: Message) -> bool:
 
 
 def _parts(m: Message) -> Any:
+    """The multimodal parts eino sends besides the content (none without a raw dict,
+    the same as a raw dict without them: a flag eino adds is not a visible change)."""
     raw = m._raw
     if not raw:
-        return None
+        return (None, None)
     return (raw.get("user_input_multi_content"), raw.get("assistant_output_multi_content"))
 
 

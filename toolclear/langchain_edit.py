@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import json
 import math
-from bisect import bisect_right
+from bisect import bisect_right, insort
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import checks
 from ._engine import Pairing, with_inputs_cleared
@@ -69,27 +69,107 @@ def langchain_tool_calls(m: Message) -> list[dict[str, Any]]:
     return [{"name": c.name, "args": _args(c.arguments), "id": c.id, "type": "tool_call"} for c in m.tool_calls]
 
 
+class LangChainFacts(NamedTuple):
+    """What LangChain holds of a message that toolclear's text does not keep, read where
+    the message was a LangChain message (``load(format="langchain")``, the live
+    adapters); kept in ``Message.meta["langchain"]``."""
+
+    text: str
+    """The text toolclear read: the facts about the content hold while the message holds it."""
+    chars: int
+    """Characters ``count_tokens_approximately`` counts in the content: a string's, or per
+    block a text's, a string's, or the ``repr`` of any other block."""
+    images: int
+    """Image blocks (a flat 85 tokens each)."""
+    listed: bool
+    """The content is a list of blocks (then LangChain does not count the tool calls)."""
+    name: str
+    """``message.name`` as LangChain holds it ("" when unset: then it is not counted)."""
+    cleared: bool
+    """Already cleared by ``ClearToolUsesEdit`` (its ``response_metadata`` marker)."""
+    ident: Any
+    """What else ``AIMessage`` equality compares (ids, metadata): ``messages.index`` finds
+    the first message equal to the one it looks for."""
+
+
+def content_chars(content: Any) -> tuple[int, int, bool]:
+    """(characters, images, is a list) of a LangChain content, as
+    ``count_tokens_approximately`` of langchain-core 1.8 counts them."""
+    if isinstance(content, str):
+        return len(content), 0, False
+    if not isinstance(content, list):
+        return len(repr(content)), 0, False
+    chars = images = 0
+    for block in content:
+        if isinstance(block, str):
+            chars += len(block)
+        elif isinstance(block, dict):
+            kind = block.get("type", "")
+            if kind in ("image", "image_url"):
+                images += 1
+            elif kind == "text":
+                text = block.get("text", "")
+                chars += len(text) if isinstance(text, str) else len(repr(text))
+            else:
+                chars += len(repr(block))
+        else:
+            chars += len(repr(block))
+    return chars, images, True
+
+
+def langchain_facts(content: Any, text: str, name: Any, response_metadata: Any, ident: Any) -> dict[str, Any]:
+    """``Message.meta`` for a message read from LangChain."""
+    chars, images, listed = content_chars(content)
+    meta = response_metadata if isinstance(response_metadata, Mapping) else {}
+    edit = meta.get("context_editing")
+    cleared = isinstance(edit, Mapping) and bool(edit.get("cleared"))
+    return {"langchain": LangChainFacts(text, chars, images, listed, name if isinstance(name, str) else "",
+                                        cleared, ident)}
+
+
+def _facts(m: Message) -> LangChainFacts | None:
+    meta = m.meta
+    f = meta.get("langchain") if meta is not None else None
+    if f is None or not (f.text is m.content or f.text == m.content):
+        return None
+    return f
+
+
+def langchain_name(m: Message) -> str:
+    """The name LangChain holds (a tool message read elsewhere: the tool's name)."""
+    meta = m.meta
+    f = meta.get("langchain") if meta is not None else None
+    if f is not None:
+        return f.name
+    return m.tool_name if m.role == "tool" else m.name
+
+
 def langchain_tokens(m: Message) -> int:
     """``count_tokens_approximately`` of one message: characters (code points) of the
-    content, the repr of an assistant's tool calls, a tool message's call id, the role
-    and the name, over 4 rounded up, plus 3."""
+    content (text blocks, other blocks by their ``repr``), the repr of an assistant's
+    tool calls unless its content is a list of blocks, a tool message's call id, the role
+    and the name, over 4 rounded up, plus 3, plus 85 per image."""
     memo = m._memo.get("langchain")
     if memo is not None:
         return int(memo)
-    chars = len(m.content)
-    if m.role == "assistant" and m.tool_calls:
+    f = _facts(m)
+    chars, images, listed = (f.chars, f.images, f.listed) if f is not None else (len(m.content), 0, False)
+    if m.role == "assistant" and m.tool_calls and not listed:
         chars += len(repr(langchain_tool_calls(m)))
     if m.role == "tool":
         chars += len(m.tool_call_id)
     chars += len(m.role)
-    name = m.tool_name if m.role == "tool" else m.name
-    chars += len(name)
-    n = math.ceil(chars / 4) + 3
+    chars += len(langchain_name(m))
+    n = math.ceil(chars / 4) + 3 + 85 * images
     m._memo["langchain"] = n
     return n
 
 
 def _already_cleared(m: Message) -> bool:
+    meta = m.meta
+    f = meta.get("langchain") if meta is not None else None
+    if f is not None and f.cleared:
+        return True
     raw = m._raw or {}
     meta = raw.get("response_metadata")
     if not isinstance(meta, Mapping):
@@ -97,6 +177,12 @@ def _already_cleared(m: Message) -> bool:
         meta = data.get("response_metadata") if isinstance(data, Mapping) else None
     edit = meta.get("context_editing") if isinstance(meta, Mapping) else None
     return isinstance(edit, Mapping) and bool(edit.get("cleared"))
+
+
+def _ident(m: Message) -> Any:
+    meta = m.meta
+    f = meta.get("langchain") if meta is not None else None
+    return f.ident if f is not None else None
 
 
 class LangChainEngine:
@@ -115,7 +201,8 @@ class LangChainEngine:
         self.seq: list[tuple[int, dict[int, Message], int]] = []  # (tool index, assistant versions, saved so far)
         self.seq_tools: list[int] = []
         self.done_upto = 0  # tool messages [0, done_upto) are in seq or skipped
-        self.inputs: dict[int, set[str]] = {}
+        self.current: dict[int, tuple[Message, tuple[Any, frozenset[str]]]] = {}
+        self.by_key: dict[tuple[Message, tuple[Any, frozenset[str]]], list[int]] = {}
         self.stopped = False
         self.applied = 0  # seq[:applied] is in the view
 
@@ -136,7 +223,7 @@ class LangChainEngine:
         if a is None or _already_cleared(m):
             return None
         call = next((c for c in self.msgs[a].tool_calls if c.id == m.tool_call_id), None)
-        if call is None or (m.tool_name or call.name) in self.config.exclude_tools:
+        if call is None or (langchain_name(m) or call.name) in self.config.exclude_tools:
             return None
         return a, call
 
@@ -155,16 +242,38 @@ class LangChainEngine:
             versions: dict[int, Message] = {}
             if c.clear_tool_inputs:
                 a, call = hit
-                ids = self.inputs.setdefault(a, set())
-                before = langchain_tokens(with_inputs_cleared(self.msgs[a], frozenset(ids)))
-                ids.add(call.id)
-                new = with_inputs_cleared(self.msgs[a], frozenset(ids))
-                saved += before - langchain_tokens(new)
-                versions[a] = new
+                j, new = self._clear_inputs(a, call.id)
+                saved += langchain_tokens(self._current(j)[0]) - langchain_tokens(new)
+                self._put(j, new, self._current(a)[1], call.id)
+                versions[j] = new
             self.seq.append((t, versions, saved))
             self.seq_tools.append(t)
             if c.clear_at_least > 0 and max(0, saved) >= c.clear_at_least:
                 self.stopped = True
+
+    def _current(self, a: int) -> tuple[Message, tuple[Any, frozenset[str]]]:
+        """The assistant message at ``a`` as the edits so far left it, with what else
+        LangChain's equality compares (its metadata, the inputs cleared so far)."""
+        hit = self.current.get(a)
+        return hit if hit is not None else (self.msgs[a], (_ident(self.msgs[a]), frozenset()))
+
+    def _clear_inputs(self, a: int, call_id: str) -> tuple[int, Message]:
+        """Where LangChain writes the assistant message with this call's input emptied,
+        and that message: ``messages[messages.index(ai_message)] = ...`` puts it at the
+        first message *equal* to the current one at ``a`` (an earlier duplicate, if any)."""
+        msg, key = self._current(a)
+        slots = self.by_key.get((msg, key))
+        j = slots[0] if slots else a
+        return j, with_inputs_cleared(msg, frozenset((call_id,)))
+
+    def _put(self, j: int, new: Message, key: tuple[Any, frozenset[str]], call_id: str) -> None:
+        old, old_key = self._current(j)
+        slots = self.by_key.get((old, old_key))
+        if slots and j in slots:
+            slots.remove(j)
+        new_key = (key[0], key[1] | {call_id})
+        self.current[j] = (new, new_key)
+        insort(self.by_key.setdefault((new, new_key), []), j)
 
     def advance(self, length: int) -> dict[int, Message | None]:
         if self.scan < length:
@@ -178,6 +287,8 @@ class LangChainEngine:
                 role = m.role
                 if role == "assistant":
                     last_ai = i
+                    if self.config.clear_tool_inputs:
+                        self.by_key.setdefault((m, (_ident(m), frozenset())), []).append(i)
                 elif role == "tool":
                     tools.append(i)
                     ai.append(last_ai if last_ai >= 0 else None)
@@ -215,7 +326,7 @@ class LangChainEngine:
         if changed:
             return MessageStatus.CLEARED
         pair = self.pairs[index]
-        if (m.tool_name or (pair[1].name if pair else "")) in self.config.exclude_tools:
+        if (langchain_name(m) or (pair[1].name if pair else "")) in self.config.exclude_tools:
             return MessageStatus.EXCLUDED
         if self.config.keep and index in self.tools[-self.config.keep:]:
             return MessageStatus.PROTECTED

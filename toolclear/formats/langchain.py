@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import TranscriptError
+from ..langchain_edit import langchain_facts
 from ..model import Message, ToolCall, Transcript
 from ._base import Builder, FormatReader, compact_json, content_text, json_type, str_or, str_or_none, where
 from ._doc import Document, Path
@@ -63,6 +64,15 @@ def _unwrap(item: Any) -> tuple[str, dict[str, Any], Path] | None:
     return None
 
 
+def _ident(d: dict[str, Any]) -> str:
+    """What ``AIMessage`` equality compares beyond the text and the calls toolclear keeps
+    (the raw content, ids, metadata), as a digest."""
+    import hashlib
+
+    rest = {k: v for k, v in d.items() if k != "tool_calls"}
+    return hashlib.sha1(compact_json(rest).encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def _message_list(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and all(_unwrap(m) is not None for m in value)
 
@@ -102,9 +112,11 @@ class LangChainFormat(FormatReader):
             call_id = str_or(d.get("tool_call_id"), "")
             name = str_or(d.get("name"), "")
             tool_name = (name or b.tool_name_for(call_id)) if role == "tool" else ""
+            ident = _ident(d) if role == "assistant" else None
+            meta = langchain_facts(d.get("content"), content, d.get("name"), d.get("response_metadata"), ident)
             b.add(
                 Message(role=role, content=content, tool_calls=calls, tool_call_id=call_id,
-                        tool_name=tool_name, name="" if role == "tool" else name),
+                        tool_name=tool_name, name="" if role == "tool" else name, meta=meta),
                 [fpath + ("content",)],
                 path,
             )

@@ -17,6 +17,7 @@ from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from ..formats._base import compact_json, parts_text
+from ..langchain_edit import langchain_facts
 from ..model import Message, ToolCall
 from ..result import Result
 from ._live import Live, Memo
@@ -44,10 +45,14 @@ def _convert(m: BaseMessage, before: Sequence[Message]) -> Message:
                   for c in getattr(m, "tool_calls", None) or ())
     call_id = str(getattr(m, "tool_call_id", "") or "")
     name = m.name or ""
+    text = _text(m.content)
+    ident = (m.id, repr(m.response_metadata), repr(m.additional_kwargs), repr(getattr(m, "usage_metadata", None)),
+             isinstance(m.content, list)) if isinstance(m, AIMessage) else None
+    meta = langchain_facts(m.content, text, m.name, m.response_metadata, ident)
     if role == "tool":
-        return Message(role, _text(m.content), tool_calls=calls, tool_call_id=call_id,
-                       tool_name=name or _call_name(before, call_id))
-    return Message(role, _text(m.content), tool_calls=calls, tool_call_id=call_id, name=name)
+        return Message(role, text, tool_calls=calls, tool_call_id=call_id,
+                       tool_name=name or _call_name(before, call_id), meta=meta)
+    return Message(role, text, tool_calls=calls, tool_call_id=call_id, name=name, meta=meta)
 
 
 def _call_name(before: Sequence[Message], call_id: str) -> str:

@@ -118,3 +118,29 @@ def test_the_js_sdks_function_call_result_items_pair_by_call_id() -> None:
     r = tc.apply(t.messages, tc.ClearToolResultConfig(0, 0))
     out = json.loads(tc.dump(t, r.messages))
     assert out["generatedItems"][1]["rawItem"]["output"] == {"type": "text", "text": tc.DEFAULT_PLACEHOLDER}
+
+
+def test_in_a_real_runner_each_item_is_edited_once(monkeypatch) -> None:
+    """The SDK hands over new item dicts on every call: an output cleared on an earlier
+    call is matched by value and its copy reused, not edited again on every call."""
+    from toolclear.integrations import openai_agents
+
+    edits: list[int] = []
+    real = openai_agents._set
+    def counted(value, path, new):
+        if isinstance(value, dict) and "call_id" in value:  # an item (not one of its inner steps)
+            edits.append(1)
+        return real(value, path, new)
+
+    monkeypatch.setattr(openai_agents, "_set", counted)
+    model, reports, _ = run_agent(CONFIGS["swe-agent"])
+    cleared = len(reports[-1].cleared_indices)
+    assert cleared > 10
+    assert len(edits) <= cleared + 2  # once per cleared output over the whole run (32 calls)
+
+
+def test_clear_tool_inputs_is_refused_when_the_filter_is_built() -> None:
+    for config in (tc.AnthropicClearToolUsesConfig(clear_tool_inputs=True),
+                   tc.LangChainClearToolUsesConfig(clear_tool_inputs=True)):
+        with pytest.raises(tc.ConfigError, match="clear_tool_inputs"):
+            call_model_input_filter(config)

@@ -126,6 +126,7 @@ class Growing:
         self.seq: list[Message] = []
         self.shown: list[Message] = []
         self.engine: Any = None
+        self.differs: set[int] = set()  # where shown is not seq
 
     def __call__(self, before: Sequence[Message]) -> list[Message]:
         # the history this call grows: the raw one (per call) or what the last call showed (kept)
@@ -133,6 +134,7 @@ class Growing:
         n = len(grown)
         if self.engine is None or len(before) < n or not all(map(is_, before, grown)):
             self.seq, self.shown = list(before), list(before)  # a new or rewritten history
+            self.differs = set()
             seq: Any = self.seq  # the engine reads this list as it grows
             if isinstance(self.config, ClearToolResultConfig):
                 self.engine = _EinoClear(seq, self.config, self.persist)
@@ -142,8 +144,14 @@ class Growing:
             self.seq += before[n:]
             self.shown += before[n:]
         seq, shown = self.seq, self.shown
+        differs = self.differs
         for i, new in self.engine.advance(len(seq)).items():
-            shown[i] = new if new is not None and _visible(seq[i], new) else seq[i]
+            if new is not None and _visible(seq[i], new):
+                shown[i] = new
+                differs.add(i)
+            else:
+                shown[i] = seq[i]
+                differs.discard(i)
         return list(shown)
 
 
@@ -220,7 +228,11 @@ class Live:
         return self.run(messages).messages
 
     @staticmethod
-    def changes(before: Sequence[Message], shown: Sequence[Message]) -> list[int]:
-        """Indices whose message the policy changed on this call."""
-        other = [i for i, a, b in zip(count(), before, shown) if a is not b]  # few, found in one pass
-        return [i for i in other if before[i].content != shown[i].content or before[i].tool_calls != shown[i].tool_calls]
+    def changes(before: Sequence[Message], shown: Sequence[Message], conv: Conversation | None = None) -> list[int]:
+        """Indices whose message the policy changed on this call (an engine advanced
+        call by call knows where to look)."""
+        if conv is not None and conv.growing is not None and conv.growing.shown is not None:
+            return [i for i in sorted(conv.growing.differs)
+                    if (a := before[i]).content != (b := shown[i]).content or a.tool_calls != b.tool_calls]
+        return [i for i, a, b in zip(count(), before, shown)
+                if a is not b and (a.content != b.content or a.tool_calls != b.tool_calls)]

@@ -159,7 +159,7 @@ class LangChainLive(Live):
                     if after is not b:
                         memo.put(lc, _stamp(lc), after)
                 src, conv = edited, shown
-            if self.changes(before, shown):
+            if self.changes(before, shown, state):
                 out = edited
         memo.done(src, conv)
         return out

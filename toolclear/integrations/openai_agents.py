@@ -14,7 +14,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..errors import TranscriptError
+from ..errors import ConfigError, TranscriptError
 from ..formats._base import Binding, Builder
 from ..formats._doc import Document, parse
 from ..formats.responses import OpenAIResponsesFormat, read_item
@@ -43,6 +43,7 @@ class _Items(Conversation):
         self.values: list[Any] = []
         self.read: Builder | None = None
         self.starts: list[int] = []  # the item each message of ``read`` begins at
+        self.same = 0  # leading items equal to the previous call's
 
 
 class _ItemsLive(Live):
@@ -62,6 +63,7 @@ class _ItemsLive(Live):
         values = raw
         doc = Document("json", raw, b"")
         keep, old, grown = 0, state.read, False
+        tail: tuple[list[Any], list[Any]] = ([], [])
         if old is not None:
             same = len(values)
             # list equality compares item by item in C, equal objects first by identity
@@ -69,22 +71,28 @@ class _ItemsLive(Live):
             if not grown:
                 same = next((j for j, (a, b) in enumerate(zip(values, state.values)) if a != b),
                             min(len(values), len(state.values)))
+            state.same = len(state.values) if grown else same
             # messages wholly made of unchanged items, the last one excepted
             keep = max(0, bisect_right(state.starts, same) - 1)
         b = Builder(doc)
         starts: list[int] = []
         first = 0
+        if old is not None:
+            tail = (old.messages[keep:], old.slots[keep:])
         if keep and old is not None:
-            b.messages, b.slots, b.blanks = old.messages[:keep], old.slots[:keep], old.blanks[:keep]
+            # the previous call's reading is handed over, not copied (it is not used again)
+            b.messages, b.slots, b.blanks = old.messages, old.slots, old.blanks
+            del b.messages[keep:], b.slots[keep:], b.blanks[keep:]
             b.origins = [""] * keep
             if grown:  # the same calls, and the ones read again are read again the same
-                b._calls = dict(old._calls)
+                b._calls = old._calls
             else:
                 for m in b.messages:
                     for c in m.tool_calls:
                         if c.id:
                             b._calls[c.id] = c.name
-            starts, first = state.starts[:keep], state.starts[keep]
+            starts, first = state.starts, state.starts[keep]
+            del starts[keep:]
         for j in range(first, len(raw)):
             item = raw[j]
             if not isinstance(item, dict):
@@ -93,9 +101,9 @@ class _ItemsLive(Live):
             read_item(doc, item, (j,), b)
             starts.extend([j] * (len(b.messages) - n))
         if old is not None:  # a message read again as it was stays the same object
-            for i in range(keep, min(len(b.messages), len(old.messages))):
-                if b.messages[i] == old.messages[i] and b.slots[i] == old.slots[i]:
-                    b.messages[i] = old.messages[i]
+            for i, m, slot in zip(range(keep, len(b.messages)), *tail):
+                if b.messages[i] == m and b.slots[i] == slot:
+                    b.messages[i] = m
         state.values, state.read, state.starts = values, b, starts
         return b, doc
 
@@ -105,36 +113,39 @@ class _ItemsLive(Live):
             return self._edit(items)
 
     def _edit(self, items: Sequence[Any]) -> list[Any] | None:
-        raw = [_item(i) for i in items]
+        raw = [i if i.__class__ is dict else _item(i) for i in items]
         # conversations told apart by their first items' values (the SDK rebuilds items)
         state = self.conversation(json.dumps(raw[:2], sort_keys=True, default=str))
         assert isinstance(state, _Items)
         b, doc = self.messages(state, raw)
         before = tuple(b.messages)
         shown = self.shown(before, state)
-        changed = self.changes(before, shown)
+        changed = self.changes(before, shown, state)
         if not changed:
             return None
         edited: list[Any] = list(items)
-        copies, state.copies = state.copies, {}
+        copies = state.copies  # item index -> (the item, the message shown for it, its edited copy)
+        if len(copies) > 2 * len(items) + 64:
+            copies.clear()
+        get, starts, value = copies.get, state.starts, doc.value
+        same = state.same  # items known equal to the previous call's, by the comparison that read them
         todo: list[int] = []
-        for i in changed:  # the same edit of the same item as on the previous call: its copy
-            slots = b.slots[i]
-            item = doc.value[slots[0][0]] if slots else None
-            hit = copies.get(id(item)) if slots else None
-            if hit is not None and hit[0] is item and hit[1] is shown[i]:
-                edited[slots[0][0]] = hit[2]
-                state.copies[id(item)] = hit
+        for i in changed:  # the same edit of an equal item at the same place as on the previous call: its copy
+            j = starts[i]
+            hit = get(j)
+            # the SDK hands over new dicts on every call: matched by value (their strings are shared)
+            if hit is not None and hit[1] is shown[i] and (j < same or hit[0] == value[j]):
+                edited[j] = hit[2]
             else:
                 todo.append(i)
         if todo:
             binding = Binding(doc, tuple(b.slots), before, tuple(b.blanks) if any(b.blanks) else ())
-            at = {b.slots[i][0][0]: i for i in todo if b.slots[i]}  # item -> the message it holds
-            for path, value in binding.edits(shown, "Agents SDK input", todo).items():
+            at = {starts[i]: i for i in todo if b.slots[i] and b.slots[i][0][0] == starts[i]}  # item -> its message
+            for path, new in binding.edits(shown, "Agents SDK input", todo).items():
                 j = path[0]
-                edited[j] = _set(edited[j] if edited[j] is not items[j] else doc.value[j], path[1:], value)
+                edited[j] = _set(edited[j] if edited[j] is not items[j] else value[j], path[1:], new)
                 if j in at:
-                    state.copies[id(doc.value[j])] = (doc.value[j], shown[at[j]], edited[j])
+                    copies[j] = (value[j], shown[at[j]], edited[j])
         return edited
 
 
@@ -154,6 +165,9 @@ def call_model_input_filter(config: Any, *, on_result: Callable[[Result], None] 
                             backend: Any = None, tools: Sequence[Any] = ()) -> Callable[[Any], Any]:
     """A ``call_model_input_filter`` running ``config`` (any toolclear policy) on the
     items of each model call; ``on_result`` receives each call's ``Result``."""
+    if getattr(config, "clear_tool_inputs", False):
+        raise ConfigError("clear_tool_inputs: the Agents SDK's items are written back in their own shape, which "
+                          "keeps a call's arguments; turn clear_tool_inputs off for call_model_input_filter")
     live = _ItemsLive(config, on_result=on_result, counter=counter, backend=backend, tools=tools, per_call=True)
 
     def filter_input(data: Any) -> Any:

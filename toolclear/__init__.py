@@ -13,6 +13,7 @@ from ._offload import (
 )
 from .anthropic_edit import AnthropicClearToolUsesConfig
 from .billing import PRICING, CallCost, Cost, Pricing, cost, pricing_for, recorded_cost
+from .calibration import Calibration, calibrate
 from .clearing import (
     DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_PLACEHOLDER,
@@ -45,6 +46,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AnthropicClearToolUsesConfig",
     "CONTEXT_WINDOWS",
+    "Calibration",
     "CallCost",
     "ClearToolResultConfig",
     "Comparison",
@@ -89,6 +91,7 @@ __all__ = [
     "Usage",
     "__version__",
     "apply",
+    "calibrate",
     "compare",
     "context_window",
     "cost",

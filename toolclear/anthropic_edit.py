@@ -12,6 +12,7 @@ assumes is in the README ("Anthropic context editing").
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import checks
@@ -102,6 +103,8 @@ class AnthropicEngine:
         self.inputs: dict[int, set[str]] = {}  # assistant index -> call ids emptied so far (by the first k)
         self.ai_after: list[dict[int, Message]] = [{}]  # assistant versions after k uses
         self.applied = 0
+        self.offset: Callable[[int], int] | None = None
+        """Tokens the request holds beyond these messages at a call (a calibration)."""
 
     def _name(self, i: int) -> str:
         name = self.msgs[i].tool_name
@@ -147,7 +150,7 @@ class AnthropicEngine:
             self.scan += 1
         c = self.config
         fired = (len(self.uses) > c.trigger_tool_uses if c.trigger_tool_uses is not None
-                 else self.prefix[length] > c.trigger_input_tokens)
+                 else self.prefix[length] + (self.offset(length) if self.offset else 0) > c.trigger_input_tokens)
         target = max(0, len(self.uses) - c.keep_tool_uses) if fired else 0
         self._extend(target)
         if target and c.clear_at_least_input_tokens is not None and self.cum[target] < c.clear_at_least_input_tokens:

@@ -771,6 +771,10 @@ def cost(result: Result, pricing: Pricing | str, *, calibrate: bool = False,
     p = PRICING[pricing] if isinstance(pricing, str) else pricing
     if result.mode != "replay":
         raise ConfigError("cost needs a replay (toolclear.replay): a single pass has no model calls to price")
+    if result._plain_steps:  # a replay in tokens as sent: the cost model starts from the transcript's
+        from dataclasses import replace
+
+        result = replace(result, steps=result._plain_steps, _plain_steps=())
     one_hour = p.cache == "anthropic" and p.ttl_seconds < 3600 and _writes_one_hour(result._seen or result.messages)
     if one_hour:  # the cache the log really used: 1-hour entries, at their price
         p = p.with_ttl_1h()

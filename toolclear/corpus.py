@@ -285,15 +285,24 @@ ROW_FIELDS = ("run", "file", "conversation", "config", "policy", "messages", "mo
 
 
 def _rows_for_file(f: CorpusFile, data: bytes | None, fmt: str, configs: Sequence[Any], labels: Sequence[str],
-                   mode: str, pricing: Any, counter: Any, calibrate: bool = False
+                   mode: str, pricing: Any, counter: Any, calibrate: bool = False, calibration: bool = False
                    ) -> tuple[list[tuple[Any, ...]], str | None]:
     """Every config on every run of one file (what one worker does); ``data`` is the
     file's bytes when they came out of an archive, else None (the worker reads it)."""
     from ._offload import MemoryBackend
     from .billing import cost, run_pricing
+    from .calibration import Calibration
+    from .calibration import calibrate as calibrate_run
     from .counters import count_tokens
     from .lab import apply, loss_columns, policy_name, replay
     from .reduction import EinoReductionConfig
+
+    fitted: dict[int, Calibration] = {}
+
+    def sent_as(t: Any) -> Calibration:  # one calibration per run, whatever the number of configs
+        if id(t) not in fitted:
+            fitted[id(t)] = calibrate_run(t.messages, counter)
+        return fitted[id(t)]
 
     try:
         transcripts = _load(f, fmt, data)
@@ -322,7 +331,8 @@ def _rows_for_file(f: CorpusFile, data: bytes | None, fmt: str, configs: Sequenc
                 backend = MemoryBackend() if isinstance(cfg, EinoReductionConfig) and not cfg.skip_truncation \
                     else None
                 if mode == "replay":
-                    r = replay(t.messages, cfg, backend=backend, counter=counter)
+                    r = replay(t.messages, cfg, backend=backend, counter=counter,
+                               calibration=sent_as(t) if calibration else None)
                 else:
                     r = apply(t.messages, cfg, backend=backend, counter=counter)
                 calls = r.model_call_steps
@@ -508,6 +518,7 @@ def sweep_corpus(
     scheduler: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     calibrate: bool = False,
+    calibration: bool = False,
 ) -> CorpusSweep:
     """Every config on every run of ``corpus``: ``engine="serial"``, ``"process"`` (all
     cores, or ``workers``) or ``"dask"`` (a ``dask.distributed`` ``client``, or a
@@ -516,7 +527,10 @@ def sweep_corpus(
     ``pricing``: a ``Pricing``, a preset's name, or ``"auto"``: each run at the preset of
     the model its log names (a run whose model has none is an error row). Each run is
     priced as ``toolclear.cost(replay, pricing, calibrate=calibrate)`` prices it alone,
-    so its dollars equal ``compare``'s and ``reduce``'s for the same settings."""
+    so its dollars equal ``compare``'s and ``reduce``'s for the same settings.
+
+    ``calibration``: replay each run with ``toolclear.calibrate`` of its own recorded
+    usage, so tokens sent, peak context and the triggers are as the model was sent them."""
     import pandas as pd
 
     configs = list(configs)
@@ -527,7 +541,7 @@ def sweep_corpus(
 
         pricing = PRICING[pricing]
     labels = _labels(configs)
-    shared = (corpus.format, configs, labels, mode, pricing, counter, calibrate)
+    shared = (corpus.format, configs, labels, mode, pricing, counter, calibrate, calibration)
     rows: list[tuple[Any, ...]] = []
     errors = list(corpus.errors)
     total = len(corpus.files)

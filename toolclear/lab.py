@@ -20,8 +20,9 @@ from ._reduction_replay import ReductionEngine
 from ._replay import model_calls
 from ._replay import replay as _replay_clear
 from .anthropic_edit import AnthropicClearToolUsesConfig, AnthropicEngine
+from .calibration import Calibration, as_sent
 from .clearing import ClearToolResultConfig, reduce_by_tokens
-from .counters import TokenCounter, get_counter
+from .counters import TokenCounter, count_tokens, get_counter
 from .errors import ConfigError
 from .langchain_edit import LangChainClearToolUsesConfig, LangChainEngine
 from .masking import MaskingEngine, ObservationMaskingConfig, OpenHandsEngine
@@ -75,10 +76,17 @@ def _engine(msgs: tuple[Message, ...], config: Any, counter: TokenCounter, backe
 
 
 def _run(messages: Sequence[Message], config: Any, counter: Any, backend: StorageBackend | None,
-         tools: Sequence[ToolSchema], mode: str) -> Result:
+         tools: Sequence[ToolSchema], mode: str, calibration: Calibration | None = None) -> Result:
     msgs = tuple(messages)
     count = get_counter(counter)
     engine = _engine(msgs, config, count, backend, tools, mode)
+    if calibration is not None and hasattr(engine, "offset"):  # triggers that count the whole prompt
+        prefix = _prefix(msgs, count)
+        own: Any = engine
+
+        def offset(length: int) -> int:
+            return as_sent(calibration, length, prefix) - own.prefix[length]
+        own.offset = offset
     calls = model_calls(msgs) if mode == "replay" else [len(msgs)]
     final = None
     files: dict[str, str] = {}
@@ -94,6 +102,30 @@ def _run(messages: Sequence[Message], config: Any, counter: Any, backend: Storag
         final = tuple(engine.state)
         return _with(result, messages=final, files=files, notes=notes)
     return assemble(msgs, engine, config, count, calls, mode=mode)
+
+
+def _prefix(msgs: Sequence[Message], counter: Any) -> list[int]:
+    prefix = [0]
+    for c in count_tokens(msgs, counter):
+        prefix.append(prefix[-1] + c)
+    return prefix
+
+
+def _calibrated(result: Result, calibration: Calibration | None, counter: Any) -> Result:
+    """The replay's steps in tokens as sent: each call's recorded (or fitted) prompt,
+    less the policy's savings at the provider's scale."""
+    if calibration is None:
+        return result
+    prefix = _prefix(result._seen or result.messages, counter)
+    steps = []
+    for s in result.steps:
+        unreduced = as_sent(calibration, s.call_index, prefix)
+        saved = s.context_tokens_unreduced - s.context_tokens
+        steps.append(s._replace(context_tokens=max(0, unreduced - round(calibration.scale * saved)),
+                                context_tokens_unreduced=unreduced))
+    note = "tokens as sent: " + "; ".join(calibration.notes) if calibration.notes else "tokens as sent"
+    return _with(result, steps=tuple(steps), calibration=calibration, notes=(*result.notes, note),
+                 _plain_steps=result.steps)
 
 
 def _with(result: Result, **changes: Any) -> Result:
@@ -179,6 +211,7 @@ def replay(
     counter: str | TokenCounter | None = None,
     offloading: Any = None,
     persist: bool | None = None,
+    calibration: Calibration | None = None,
 ) -> Result:
     """The policy before every model call of a whole run (each assistant message is a
     call, its context the messages before it), then once over the whole history.
@@ -187,7 +220,12 @@ def replay(
     each call's edits in the history the next call starts from, False applies the policy
     to the full history before every call and keeps nothing; None (the default) is the
     policy's own way (eino's two persist, the others do not). A way that is not the
-    policy's own is simulated call by call, O(calls x messages)."""
+    policy's own is simulated call by call, O(calls x messages).
+
+    ``calibration`` (``toolclear.calibrate(messages)``) puts the steps in tokens as the
+    model was sent them, and the triggers of Anthropic's and LangChain's edits see
+    that prompt (eino's clear policy counts only tool results; eino's reduction counts
+    its own estimate of the messages)."""
     config = config if config is not None else ClearToolResultConfig()
     if persist is not None and persist != isinstance(config, STICKY):
         if offloading is not None:
@@ -200,13 +238,15 @@ def replay(
         count = get_counter(counter if not isinstance(config, ClearToolResultConfig) else config.token_counter)
         engine = _LoopEngine(msgs, config, counter, backend, tools, persist)
         result = assemble(msgs, engine, config, count, calls, mode="replay")
-        return _with(result, files=dict(backend.files) if isinstance(backend, MemoryBackend) else {},
-                     notes=(f"simulated call by call with persist={persist}",))
+        return _calibrated(_with(result, files=dict(backend.files) if isinstance(backend, MemoryBackend) else {},
+                                 notes=(f"simulated call by call with persist={persist}",)), calibration, count)
     if isinstance(config, ClearToolResultConfig):
-        return _replay_clear(messages, config, offloading=offloading, backend=backend)
+        return _calibrated(_replay_clear(messages, config, offloading=offloading, backend=backend), calibration,
+                           get_counter(config.token_counter))
     if offloading is not None:
         raise ConfigError("offloading belongs to eino's clear policy; eino's reduction truncates instead")
-    return _run(messages, config, counter, backend, tools, "replay")
+    return _calibrated(_run(messages, config, counter, backend, tools, "replay", calibration), calibration,
+                       get_counter(counter))
 
 
 @dataclass(frozen=True)
@@ -289,13 +329,15 @@ def compare(
     pricing: Any = None,
     calibrate: bool = False,
     compactions: Sequence[int] | None = None,
+    calibration: Calibration | None = None,
 ) -> Comparison:
     """Every config on the same transcript, with the same counter (a replay each, or a
     single pass with ``mode="single pass"``). A policy that needs a backend gets a fresh
     ``MemoryBackend`` (or ``backend_factory()``). With ``pricing`` (a ``Pricing`` or a
     preset's name; replay only) the table gets each policy's dollars, priced exactly as
     ``toolclear.cost(result, pricing, calibrate=..., compactions=...)`` prices one run, so
-    a row's dollars equal the headline's for the same config."""
+    a row's dollars equal the headline's for the same config. ``calibration`` (from
+    ``toolclear.calibrate``) puts every replay in tokens as sent."""
     from ._offload import MemoryBackend
 
     msgs = tuple(messages)
@@ -304,7 +346,7 @@ def compare(
         needs = isinstance(cfg, EinoReductionConfig) and not cfg.skip_truncation
         backend = (backend_factory or MemoryBackend)() if needs else None
         if mode == "replay":
-            results.append(replay(msgs, cfg, backend=backend, counter=counter))
+            results.append(replay(msgs, cfg, backend=backend, counter=counter, calibration=calibration))
         else:
             results.append(apply(msgs, cfg, backend=backend, counter=counter))
     labels = [_label(c) for c in configs]

@@ -88,6 +88,10 @@ class Result:
     notes: tuple[str, ...] = ()
     """What the reference did that a user should know (e.g. eino overwriting a saved file)."""
     mode: str = "replay"
+    calibration: Any = field(default=None, repr=False)
+    """The ``Calibration`` the replay was given: its steps' tokens are then as sent."""
+    _plain_steps: tuple[Step, ...] = field(default=(), repr=False)
+    """With a calibration, the steps in the transcript's tokens (what ``cost`` models)."""
     _seen: tuple[Message, ...] = field(default=(), repr=False)
     _index: SequenceIndex | None = field(default=None, repr=False)
     _statuses: tuple[MessageStatus, ...] | Callable[[], tuple[MessageStatus, ...]] | None = field(

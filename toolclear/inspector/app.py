@@ -32,6 +32,7 @@ from toolclear.inspector.policy_views import (
     render_compare,
     render_losses,
     render_policy,
+    sent_calibration,
 )
 from toolclear.inspector.widgets import (
     compact,
@@ -742,7 +743,8 @@ def _results(t: tc.Transcript, digest: str, counter: str, offloading: tc.ToolRes
     rp: tc.Result | None = None
     result: tc.Result | tc.Reduction
     if mode == "replay":
-        rp = tc.replay(t.messages, config, offloading=offloading, backend=backend)
+        rp = tc.replay(t.messages, config, offloading=offloading, backend=backend,
+                       calibration=sent_calibration(t, counter))
         result = rp
     else:
         result = tc.reduce_by_tokens(t.messages, config, offloading=offloading, backend=backend)
@@ -768,7 +770,8 @@ def _results(t: tc.Transcript, digest: str, counter: str, offloading: tc.ToolRes
     if replay_tab.open:
         with replay_tab:
             shown = rp if rp is not None else tc.replay(
-                t.messages, config, offloading=offloading, backend=tc.MemoryBackend() if offloading else None)
+                t.messages, config, offloading=offloading, backend=tc.MemoryBackend() if offloading else None,
+                calibration=sent_calibration(t, counter))
             render_replay(shown, t)
             if pricing is not None:
                 money.render_cost_view(priced if priced is not None else tc.cost(

@@ -191,6 +191,18 @@ def _options(kind: str, t: tc.Transcript) -> tuple[dict[str, Any], bool]:
     return out, files
 
 
+def sent_calibration(t: tc.Transcript, counter: str) -> tc.Calibration | None:
+    """The run's calibration when its log recorded usage (replays then speak in tokens
+    as the model was sent them), worked out once per conversation and counter."""
+    memo = st.session_state.get("_sent_calibration")
+    if memo is not None and memo[0] is t and memo[1] == counter:
+        return memo[2]
+    cal = tc.calibrate(t.messages, counter)
+    found = cal if cal.fitted else None
+    st.session_state["_sent_calibration"] = (t, counter, found)
+    return found
+
+
 def current_policy(kind: str, t: tc.Transcript, counter: str) -> tuple[Any, bool]:
     values = _knobs(kind, t, counter)
     options, files = _options(kind, t)
@@ -205,8 +217,11 @@ def render_policy(kind: str, t: tc.Transcript, digest: str, counter: str, render
     config, files = current_policy(kind, t, counter)
     mode: schema.Mode = st.session_state.mode
     backend = tc.MemoryBackend() if files else None
-    run = tc.replay if mode == "replay" else tc.apply
-    result = run(t.messages, config, backend=backend, counter=counter)
+    if mode == "replay":
+        result = tc.replay(t.messages, config, backend=backend, counter=counter,
+                           calibration=sent_calibration(t, counter))
+    else:
+        result = tc.apply(t.messages, config, backend=backend, counter=counter)
     summary = report.summary_dict(result)
     render_metrics(summary, mode)
     lost = render_losses(result, mode)
@@ -231,7 +246,8 @@ def render_policy(kind: str, t: tc.Transcript, digest: str, counter: str, render
                 st.caption("One bar per message (its tokens before the policy), coloured by what the policy did.")
             elif name == "Replay":
                 rp = result if mode == "replay" else tc.replay(t.messages, config, backend=tc.MemoryBackend()
-                                                               if files else None, counter=counter)
+                                                               if files else None, counter=counter,
+                                                               calibration=sent_calibration(t, counter))
                 st.plotly_chart(charts.replay_figure(rp, marks=t.marks, lost=lost if rp is result else losses_of(rp)),
                                 key="p_replay_chart",
                                 config={"displaylogo": False})
@@ -471,7 +487,7 @@ def compare_columns(columns: Any) -> dict[str, Any]:
 def _compare_cached(key: tuple[Any, ...], _t: tc.Transcript, _configs: tuple[Any, ...], counter: str,
                     _pricing: Any, calibrate: bool, marks: tuple[int, ...]) -> Any:
     return tc.compare(_t.messages, _configs, counter=counter, pricing=_pricing, calibrate=calibrate,
-                      compactions=marks)
+                      compactions=marks, calibration=sent_calibration(_t, counter))
 
 
 # ------------------------------------------------------------------ export

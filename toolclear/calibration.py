@@ -1,0 +1,110 @@
+"""From the transcript's tokens to the tokens the model was really sent.
+
+A log rarely holds the whole prompt: no system prompt, no tool definitions, and a
+resumed or compacted session starts mid-conversation. Where the log recorded each
+call's usage, the prompt of that call *is known*; ``calibrate`` keeps those figures and
+fits, on at most the first 10 % of calls, a per-call overhead and a tokenizer scale
+for the calls that recorded nothing. A replay given the calibration speaks in tokens
+as sent: each call's unreduced context is what it recorded, the policy's savings
+(scaled) come off it, and the triggers of policies that count the whole prompt
+(Anthropic's, LangChain's, eino's reduction) see it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from .counters import TokenCounter, count_tokens
+from .model import Message
+
+__all__ = ["Calibration", "calibrate"]
+
+MAX_SCALE = 2.0
+MIN_SCALE = 0.5
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """How one run's transcript tokens map onto the tokens its calls sent."""
+
+    overhead_tokens: int = 0
+    """Tokens every call sent beyond the transcript (system prompt, tools, earlier history)."""
+    scale: float = 1.0
+    """The provider's tokens per counted token."""
+    calibrated_on: int = 0
+    """Recorded calls the fit used (at most the first 10 %)."""
+    prompts: Mapping[int, int] = field(default_factory=dict, repr=False)
+    """Recorded prompt tokens per call (the index of the assistant message it produced)."""
+    cuts: tuple[int, ...] = ()
+    """Where the log compacted its context: later calls sent only what follows."""
+    notes: tuple[str, ...] = ()
+
+    def sent(self, call_index: int, transcript_tokens: int) -> int:
+        """The unreduced prompt of a call whose context holds ``transcript_tokens``
+        (counted since the last compaction): recorded where the log has it, else fitted."""
+        recorded = self.prompts.get(call_index)
+        if recorded:
+            return recorded
+        return self.overhead_tokens + round(self.scale * transcript_tokens)
+
+    @property
+    def fitted(self) -> bool:
+        return self.calibrated_on > 0
+
+
+def _fit(xs: Sequence[int], ys: Sequence[int]) -> tuple[int, float]:
+    if len(xs) >= 3 and max(xs) > min(xs):
+        n = len(xs)
+        mx, my = sum(xs) / n, sum(ys) / n
+        sxx = sum((x - mx) ** 2 for x in xs)
+        scale = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+        scale = min(MAX_SCALE, max(MIN_SCALE, scale))
+    else:
+        scale = 1.0  # one or two points cannot separate the overhead from the scale
+    return max(0, round(sum(y - scale * x for x, y in zip(xs, ys)) / len(xs))), scale
+
+
+def calibrate(messages: Sequence[Message], counter: str | TokenCounter | None = None) -> Calibration:
+    """The calibration of one run from its recorded usage (``Usage.prompt_tokens`` on
+    the assistant messages): every recorded prompt, and an overhead and a scale fitted
+    on at most the first 10 % of calls (by ``counter``, eino's estimate unless given).
+    A log that recorded nothing gives the identity (overhead 0, scale 1), saying so."""
+    from .billing import SYNTHETIC_MODEL, compactions_of
+
+    msgs = tuple(messages)
+    calls = [i for i, m in enumerate(msgs) if m.role == "assistant"]
+    prompts = {i: m.usage.prompt_tokens for i in calls
+               if (m := msgs[i]).usage is not None and m.usage.prompt_tokens > 0 and m.usage.model != SYNTHETIC_MODEL}
+    cuts = compactions_of(msgs)
+    if not prompts:
+        return Calibration(cuts=cuts, notes=("the log recorded no usage: tokens are the transcript's",))
+    counts = count_tokens(msgs, counter)
+    prefix = [0]
+    for c in counts:
+        prefix.append(prefix[-1] + c)
+    budget = max(1, len(calls) // 10)
+    xs, ys = [], []
+    for i in calls[:budget]:
+        if i in prompts:
+            cut = max((c for c in cuts if c < i), default=0)
+            xs.append(prefix[i] - prefix[cut])
+            ys.append(prompts[i])
+    if not xs:  # nothing recorded early: fit on the first recorded calls instead
+        for i in sorted(prompts)[:budget]:
+            cut = max((c for c in cuts if c < i), default=0)
+            xs.append(prefix[i] - prefix[cut])
+            ys.append(prompts[i])
+    overhead, scale = _fit(xs, ys)
+    notes = [f"{len(prompts):,} of {len(calls):,} calls recorded their prompt; overhead {overhead:,} tokens per "
+             f"call and tokenizer scale {scale:.3f} fitted on {len(xs)}"]
+    if scale in (MIN_SCALE, MAX_SCALE):
+        notes.append(f"the fitted scale hit its bound ({scale}): the fit is poor, the transcript may not hold "
+                     "what the model was sent")
+    return Calibration(overhead, scale, len(xs), prompts, cuts, tuple(notes))
+
+
+def as_sent(calibration: Calibration, call_index: int, prefix: Sequence[int]) -> int:
+    """The unreduced prompt of the call at ``call_index``, given the replay's prefix sums."""
+    cut = max((c for c in calibration.cuts if c < call_index), default=0)
+    return calibration.sent(call_index, prefix[call_index] - prefix[cut])

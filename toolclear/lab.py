@@ -28,6 +28,7 @@ from .langchain_edit import LangChainClearToolUsesConfig, LangChainEngine
 from .masking import MaskingEngine, ObservationMaskingConfig, OpenHandsEngine
 from .model import Message, MessageStatus
 from .reduction import EinoReductionConfig, ToolSchema
+from .registry import plugin_for, plugins
 from .result import Result, Step
 
 if TYPE_CHECKING:
@@ -54,6 +55,9 @@ def policy_name(config: Any) -> str:
     for name, cls in POLICIES.items():
         if isinstance(config, cls):
             return name
+    info = plugin_for(config)
+    if info is not None:
+        return info.name
     raise ConfigError(f"not a policy config: {type(config).__name__}")
 
 
@@ -72,6 +76,9 @@ def _engine(msgs: tuple[Message, ...], config: Any, counter: TokenCounter, backe
         # one before-model step is the clear phase alone; a replay also truncates each
         # result as its tool returns
         return ReductionEngine(msgs, config, backend, tools, backend is not None, arrivals=mode == "replay")
+    info = plugin_for(config)
+    if info is not None:  # a policy from another package (the toolclear.policies entry points)
+        return info.engine(msgs, config, counter)
     raise ConfigError(f"not a policy config: {type(config).__name__}")
 
 
@@ -227,7 +234,9 @@ def replay(
     that prompt (eino's clear policy counts only tool results; eino's reduction counts
     its own estimate of the messages)."""
     config = config if config is not None else ClearToolResultConfig()
-    if persist is not None and persist != isinstance(config, STICKY):
+    info = plugin_for(config) if not isinstance(config, (*POLICIES.values(),)) else None
+    sticky = isinstance(config, STICKY) or (info is not None and info.sticky)
+    if persist is not None and persist != sticky:
         if offloading is not None:
             raise ConfigError("offloading is only simulated the way eino runs it (persist=None)")
         msgs = tuple(messages)
@@ -465,16 +474,20 @@ def parse_policy(spec: str, **overrides: Any) -> PolicyConfig:
 
     name, _, rest = spec.partition(":")
     name = name.strip().lower()
+    extra = plugins()
     if name in _PRESETS:
         base: Any = _PRESETS[name]()
         kind = "masking"
     elif name in POLICIES:
         base = POLICIES[name]()
         kind = name
+    elif name in extra:
+        base = extra[name].config()
+        kind = name
     else:
-        raise ConfigError(f"unknown policy {name!r}; expected one of {', '.join([*POLICIES, *_PRESETS])}")
+        raise ConfigError(f"unknown policy {name!r}; expected one of {', '.join([*POLICIES, *_PRESETS, *extra])}")
     known = {f.name: getattr(base, f.name) for f in fields(base) if not f.name.startswith("_")}
-    aliases = _ALIASES.get(kind, {})
+    aliases = dict(extra[name].aliases) if name in extra else _ALIASES.get(kind, {})
     changes: dict[str, Any] = {}
     for part in _split_top(rest):
         if not part.strip():
@@ -505,7 +518,8 @@ def policy_spec(config: PolicyConfig) -> str:
     from dataclasses import fields
 
     name = policy_name(config)
-    base: Any = POLICIES[name]()
+    info = plugin_for(config)
+    base: Any = info.config() if info is not None else POLICIES[name]()
     if isinstance(config, ObservationMaskingConfig):
         for preset, make in _PRESETS.items():
             p = make()

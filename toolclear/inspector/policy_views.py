@@ -90,6 +90,21 @@ KNOBS: dict[str, tuple[Knob, ...]] = {
 }
 
 
+def _add_plugins() -> None:
+    """Policies other packages declare (the ``toolclear.policies`` entry points) join
+    the picker, with their own sliders and help."""
+    from toolclear.registry import plugins
+
+    for name, info in plugins().items():
+        POLICY_CHOICES.setdefault(info.label or name, name)
+        POLICY_HELP.setdefault(name, info.help or f"a policy from {info.source or 'another package'}.")
+        KNOBS.setdefault(name, tuple(Knob(f, label, unit if unit in ("tokens", "uses", "messages") else "uses", hint)
+                                     for f, label, unit, hint in info.sliders))
+
+
+_add_plugins()
+
+
 def _key(kind: str, field: str) -> str:
     return f"p_{kind.replace('-', '_')}_{field}"
 
@@ -319,7 +334,9 @@ def _why_nothing(kind: str, config: Any, t: tc.Transcript, counter: str) -> str:
     if kind == "langchain":
         return (f"LangChain counts {sizes['lc_tokens']:,} tokens, not over the trigger {config.trigger:,}."
                 if sizes["lc_tokens"] <= config.trigger else f"only {sizes['uses']} tool result(s), {config.keep} kept.")
-    return f"{sizes['uses']} observation(s), the last {config.keep_last} ({config.unit}) kept."
+    if kind in ("openhands", "swe-agent"):
+        return f"{sizes['uses']} observation(s), the last {config.keep_last} ({config.unit}) kept."
+    return f"{sizes['uses']} tool result(s); this policy changed none of them at these settings."
 
 
 # ------------------------------------------------------------------ sweep

@@ -105,6 +105,8 @@ class AnthropicEngine:
         self.applied = 0
         self.offset: Callable[[int], int] | None = None
         """Tokens the request holds beyond these messages at a call (a calibration)."""
+        self.think = [0]  # thinking tokens of the messages before each index
+        self.last_user = 0  # the last user turn seen (thinking before it is stripped)
 
     def _name(self, i: int) -> str:
         name = self.msgs[i].tool_name
@@ -141,16 +143,31 @@ class AnthropicEngine:
         for c in self.counts[have:]:
             self.prefix.append(self.prefix[-1] + c)
 
+    def _input_tokens(self, length: int) -> int:
+        """What the trigger compares: the request's tokens without the thinking of
+        assistant turns before the last user turn (the API keeps only the last turn's
+        thinking unless ``clear_thinking`` says otherwise); with a calibration, the prompt
+        as recorded (the API's own count, thinking already left out)."""
+        if self.offset is not None:
+            return self.prefix[length] + self.offset(length)
+        return self.prefix[length] - self.think[self.last_user]
+
     def advance(self, length: int) -> dict[int, Message | None]:
         if length > len(self.counts):
             self._grow(length)
         while self.scan < length:
-            if self.msgs[self.scan].role == "tool":
+            m = self.msgs[self.scan]
+            if m.role == "tool":
                 self.uses.append(self.scan)
+            elif m.role == "user":
+                self.last_user = self.scan
+            thinking = (m.meta or {}).get("thinking") if m.role == "assistant" else None
+            self.think.append(self.think[-1] + (count_tokens(
+                (Message("assistant", "\n".join(thinking)),), self.counter)[0] if thinking else 0))
             self.scan += 1
         c = self.config
         fired = (len(self.uses) > c.trigger_tool_uses if c.trigger_tool_uses is not None
-                 else self.prefix[length] + (self.offset(length) if self.offset else 0) > c.trigger_input_tokens)
+                 else self._input_tokens(length) > c.trigger_input_tokens)
         target = max(0, len(self.uses) - c.keep_tool_uses) if fired else 0
         self._extend(target)
         if target and c.clear_at_least_input_tokens is not None and self.cum[target] < c.clear_at_least_input_tokens:

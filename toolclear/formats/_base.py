@@ -331,15 +331,18 @@ class Builder:
         self.origins.append(where(self.doc, origin) if origin else "")
         return len(self.messages) - 1
 
-    def extend_calls(self, index: int, calls: Sequence[ToolCall], content: str = "") -> None:
+    def extend_calls(self, index: int, calls: Sequence[ToolCall], content: str = "",
+                     thinking: Sequence[str] = ()) -> None:
         """Merge more of an assistant reply (split over several records) into one message."""
         old = self.messages[index]
+        kept = tuple((old.meta or {}).get("thinking", ())) + tuple(thinking)
         for call in calls:
             if call.id:
                 self._calls[call.id] = call.name
         text = old.content + ("\n" if old.content and content else "") + content
         self.messages[index] = Message(
-            role=old.role, content=text, tool_calls=old.tool_calls + tuple(calls), name=old.name
+            role=old.role, content=text, tool_calls=old.tool_calls + tuple(calls), name=old.name,
+            meta={**(old.meta or {}), "thinking": kept} if kept else old.meta,
         )
         self.slots[index] = ()
         self.blanks[index] = ()

@@ -380,7 +380,7 @@ def read_anthropic_blocks(
     """
     added: list[int] = []
     if role == "assistant":
-        texts, calls = [], []
+        texts, calls, thinking = [], [], []
         for j, block in enumerate(blocks):
             if isinstance(block, dict) and block.get("type") == "tool_use":
                 calls.append(
@@ -393,7 +393,11 @@ def read_anthropic_blocks(
                 )
             else:
                 texts.append(_anthropic_block_text(doc, block, cpath + (j,)))
-        added.append(b.add(Message(role=role, content="\n".join(texts), tool_calls=tuple(calls)), (), origin))
+                if isinstance(block, dict) and block.get("type") in ("thinking", "redacted_thinking"):
+                    thinking.append(texts[-1])
+        meta = {"thinking": tuple(thinking)} if thinking else None
+        added.append(b.add(Message(role=role, content="\n".join(texts), tool_calls=tuple(calls), meta=meta), (),
+                           origin))
         return added
     pending: list[str] = []
 

@@ -310,7 +310,7 @@ class ClaudeCodeFormat(FormatReader):
                 extra = Builder(jl)
                 read_anthropic_blocks(jl, role, content, cpath, extra, origin=(i,))
                 part = extra.messages[0]
-                b.extend_calls(index, part.tool_calls, part.content)
+                b.extend_calls(index, part.tool_calls, part.content, (part.meta or {}).get("thinking", ()))
                 usage = read_usage(rec)
                 if usage is not None:  # each line of a split reply repeats it; the last is final
                     usages[index] = usage

@@ -781,6 +781,9 @@ def cost(result: Result, pricing: Pricing | str, *, calibrate: bool = False,
     cuts = tuple(sorted(compactions)) if compactions is not None else _log_facts(result._seen or result.messages)[0]
     overhead, scale, used = p.overhead_tokens, p.token_scale, 0
     notes = []
+    result, media_note = _with_media(result, p)
+    if media_note:
+        notes.append(media_note)
     warm = 0
     if calibrate:
         overhead, scale, used = _fit(result, p.overhead_tokens, cuts, p.token_scale)
@@ -808,6 +811,61 @@ def cost(result: Result, pricing: Pricing | str, *, calibrate: bool = False,
         pricing=p, assumptions=tuple(notes), overhead_tokens=overhead, scale=scale, calibrated_on=used,
         _result=result,
     )
+
+
+def _provider(p: Pricing) -> str:
+    text = f"{p.name} {p.model}".lower()
+    if "gemini" in text:
+        return "gemini"
+    return "anthropic" if p.cache == "anthropic" else "openai"
+
+
+def _with_media(result: Result, p: Pricing) -> tuple[Result, str | None]:
+    """The replay with each image counted as the provider bills it (its pixels), not as
+    the base64 the counter saw; the steps and the trace follow."""
+    from bisect import bisect_right
+
+    from .media import media_corrections
+    from .result import Trace
+
+    msgs = result._seen or result.messages
+    fix = media_corrections(msgs, result.token_counts, _provider(p))
+    if not fix:
+        return result, None
+    counts = list(result.token_counts)
+    after = list(result.token_counts_after)
+    for i, d in fix.items():
+        counts[i] = max(0, counts[i] + d)
+        if result.cleared_at[i] is None:
+            after[i] = counts[i]
+    order = sorted(fix)
+    cum = [0]
+    for i in order:
+        cum.append(cum[-1] + fix[i])
+
+    def changed_fix(call: int) -> int:  # images already cleared by this call: their saving grows by the fix
+        total = 0
+        for i in order:
+            at = result.cleared_at[i]
+            if i < call and at is not None and at <= call:
+                total += fix[i]
+        return total
+    steps = []
+    for st_ in result.steps:
+        before = cum[bisect_right(order, st_.call_index - 1)]
+        gone = changed_fix(st_.call_index)
+        steps.append(st_._replace(context_tokens_unreduced=st_.context_tokens_unreduced + before,
+                                  context_tokens=st_.context_tokens + before - gone))
+    trace = result._trace
+    if trace is not None:
+        prefix = [trace.prefix[k] + cum[bisect_right(order, k - 1)] for k in range(len(trace.prefix))]
+        saved = array("q", (sv + changed_fix(trace.ends[a]) for a, sv in zip(trace.at, trace.saved)))
+        trace = Trace(trace.ends, tuple(prefix), trace.at, trace.low, trace.high, saved)
+    billed = sum(fix.values())
+    note = (f"{len(fix)} message(s) with images counted as {_provider(p)} bills images (by their pixels): "
+            f"{billed:+,} tokens against their base64 text")
+    return replace(result, token_counts=tuple(counts), token_counts_original=tuple(counts), _counts_after=tuple(after),
+                   steps=tuple(steps), _trace=trace), note
 
 
 def _writes_one_hour(messages: Sequence[Message]) -> bool:

@@ -84,6 +84,18 @@ def _names(field: str, value: object) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _thinking_tokens(m: Message, counter: TokenCounter) -> int:
+    """The tokens of an assistant message's thinking blocks (counted once per message
+    and counter: the text is kept on the message as a message of its own)."""
+    thinking = (m.meta or {}).get("thinking")
+    if not thinking:
+        return 0
+    alone = m._memo.get("thinking")
+    if alone is None:
+        alone = m._memo["thinking"] = Message("assistant", "\n".join(thinking))
+    return count_tokens((alone,), counter)[0]
+
+
 class AnthropicEngine:
     """Uses are tool results in the order they arrive; the cleared set is always the
     oldest ``uses - keep`` of them (exclusions skipped) or nothing, so each call only
@@ -161,9 +173,7 @@ class AnthropicEngine:
                 self.uses.append(self.scan)
             elif m.role == "user":
                 self.last_user = self.scan
-            thinking = (m.meta or {}).get("thinking") if m.role == "assistant" else None
-            self.think.append(self.think[-1] + (count_tokens(
-                (Message("assistant", "\n".join(thinking)),), self.counter)[0] if thinking else 0))
+            self.think.append(self.think[-1] + (_thinking_tokens(m, self.counter) if m.role == "assistant" else 0))
             self.scan += 1
         c = self.config
         fired = (len(self.uses) > c.trigger_tool_uses if c.trigger_tool_uses is not None

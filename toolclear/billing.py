@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ._gc import paused_gc
 from ._kept import KeptFor
+from .calibration import cut_before, fit_line, prefix_sums
 from .errors import ConfigError
 from .model import Message
 from .result import Result
@@ -723,29 +724,17 @@ def _fit(result: Result, overhead: int, cuts: Sequence[int], prior: float = 1.0)
     steps = result.model_call_steps
     budget = len(steps) // 10
     xs, ys = [], []
-    tree_counts = list(result.token_counts)
-    prefix = [0]
-    for c in tree_counts:
-        prefix.append(prefix[-1] + c)
+    prefix = prefix_sums(result.token_counts)
     for step in steps[:budget]:
         m = result.messages[step.call_index] if step.call_index < len(result.messages) else None
         if m is None or m.usage is None or not m.usage.prompt_tokens:
             continue
-        cut = max((c for c in cuts if c < step.call_index), default=0)
-        xs.append(prefix[step.call_index] - prefix[cut])
+        xs.append(prefix[step.call_index] - prefix[cut_before(cuts, step.call_index)])
         ys.append(m.usage.prompt_tokens)
     if not xs:
         return overhead, prior, 0
-    if len(xs) >= 3 and max(xs) > min(xs):
-        n = len(xs)
-        mx, my = sum(xs) / n, sum(ys) / n
-        sxx = sum((x - mx) ** 2 for x in xs)
-        scale = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
-        scale = min(2.0, max(0.5, scale))
-    else:
-        scale = prior  # one or two points cannot separate the overhead from the scale
-    fitted = sum(y - scale * x for x, y in zip(xs, ys)) / len(xs)
-    return max(0, round(fitted)), scale, len(xs)
+    fitted, scale = fit_line(xs, ys, prior)
+    return fitted, scale, len(xs)
 
 
 def _warm_start(result: Result) -> int:

@@ -12,8 +12,10 @@ as sent: each call's unreduced context is what it recorded, the policy's savings
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from bisect import bisect_left
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 from .counters import TokenCounter, count_tokens
 from .model import Message
@@ -53,7 +55,9 @@ class Calibration:
         return self.calibrated_on > 0
 
 
-def _fit(xs: Sequence[int], ys: Sequence[int]) -> tuple[int, float]:
+def fit_line(xs: Sequence[int], ys: Sequence[int], prior: float = 1.0) -> tuple[int, float]:
+    """(overhead, scale) by least squares of ``ys`` on ``xs`` (the scale bounded to
+    [0.5, 2]); with fewer than three distinct points, ``prior`` is the scale."""
     if len(xs) >= 3 and max(xs) > min(xs):
         n = len(xs)
         mx, my = sum(xs) / n, sum(ys) / n
@@ -61,8 +65,19 @@ def _fit(xs: Sequence[int], ys: Sequence[int]) -> tuple[int, float]:
         scale = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
         scale = min(MAX_SCALE, max(MIN_SCALE, scale))
     else:
-        scale = 1.0  # one or two points cannot separate the overhead from the scale
+        scale = prior  # one or two points cannot separate the overhead from the scale
     return max(0, round(sum(y - scale * x for x, y in zip(xs, ys)) / len(xs))), scale
+
+
+def cut_before(cuts: Sequence[int], index: int) -> int:
+    """The last compaction before ``index`` (0: none); ``cuts`` ascending."""
+    k = bisect_left(cuts, index)
+    return cuts[k - 1] if k else 0
+
+
+def prefix_sums(counts: Iterable[int]) -> list[int]:
+    """``out[i]``: the tokens before message i."""
+    return list(accumulate(counts, initial=0))
 
 
 def calibrate(messages: Sequence[Message], counter: str | TokenCounter | None = None) -> Calibration:
@@ -79,23 +94,13 @@ def calibrate(messages: Sequence[Message], counter: str | TokenCounter | None = 
     cuts = compactions_of(msgs)
     if not prompts:
         return Calibration(cuts=cuts, notes=("the log recorded no usage: tokens are the transcript's",))
-    counts = count_tokens(msgs, counter)
-    prefix = [0]
-    for c in counts:
-        prefix.append(prefix[-1] + c)
+    prefix = prefix_sums(count_tokens(msgs, counter))
     budget = max(1, len(calls) // 10)
-    xs, ys = [], []
-    for i in calls[:budget]:
-        if i in prompts:
-            cut = max((c for c in cuts if c < i), default=0)
-            xs.append(prefix[i] - prefix[cut])
-            ys.append(prompts[i])
-    if not xs:  # nothing recorded early: fit on the first recorded calls instead
-        for i in sorted(prompts)[:budget]:
-            cut = max((c for c in cuts if c < i), default=0)
-            xs.append(prefix[i] - prefix[cut])
-            ys.append(prompts[i])
-    overhead, scale = _fit(xs, ys)
+    # the first 10 % of calls; if none of them recorded, the first recorded ones
+    chosen = [i for i in calls[:budget] if i in prompts] or sorted(prompts)[:budget]
+    xs = [prefix[i] - prefix[cut_before(cuts, i)] for i in chosen]
+    ys = [prompts[i] for i in chosen]
+    overhead, scale = fit_line(xs, ys)
     notes = [f"{len(prompts):,} of {len(calls):,} calls recorded their prompt; overhead {overhead:,} tokens per "
              f"call and tokenizer scale {scale:.3f} fitted on {len(xs)}"]
     if scale in (MIN_SCALE, MAX_SCALE):
@@ -106,5 +111,4 @@ def calibrate(messages: Sequence[Message], counter: str | TokenCounter | None = 
 
 def as_sent(calibration: Calibration, call_index: int, prefix: Sequence[int]) -> int:
     """The unreduced prompt of the call at ``call_index``, given the replay's prefix sums."""
-    cut = max((c for c in calibration.cuts if c < call_index), default=0)
-    return calibration.sent(call_index, prefix[call_index] - prefix[cut])
+    return calibration.sent(call_index, prefix[call_index] - prefix[cut_before(calibration.cuts, call_index)])

@@ -20,7 +20,7 @@ from ._reduction_replay import ReductionEngine
 from ._replay import model_calls
 from ._replay import replay as _replay_clear
 from .anthropic_edit import AnthropicClearToolUsesConfig, AnthropicEngine
-from .calibration import Calibration, as_sent
+from .calibration import Calibration, as_sent, prefix_sums
 from .clearing import ClearToolResultConfig, reduce_by_tokens
 from .counters import TokenCounter, count_tokens, get_counter
 from .errors import ConfigError
@@ -88,7 +88,7 @@ def _run(messages: Sequence[Message], config: Any, counter: Any, backend: Storag
     count = get_counter(counter)
     engine = _engine(msgs, config, count, backend, tools, mode)
     if calibration is not None and hasattr(engine, "offset"):  # triggers that count the whole prompt
-        prefix = _prefix(msgs, count)
+        prefix = prefix_sums(count_tokens(msgs, count))
         own: Any = engine
 
         def offset(length: int) -> int:
@@ -111,19 +111,14 @@ def _run(messages: Sequence[Message], config: Any, counter: Any, backend: Storag
     return assemble(msgs, engine, config, count, calls, mode=mode)
 
 
-def _prefix(msgs: Sequence[Message], counter: Any) -> list[int]:
-    prefix = [0]
-    for c in count_tokens(msgs, counter):
-        prefix.append(prefix[-1] + c)
-    return prefix
-
-
 def _calibrated(result: Result, calibration: Calibration | None, counter: Any) -> Result:
     """The replay's steps in tokens as sent: each call's recorded (or fitted) prompt,
     less the policy's savings at the provider's scale."""
     if calibration is None:
         return result
-    prefix = _prefix(result._seen or result.messages, counter)
+    # the replay's own prefix sums when it kept them (the counter its steps are in)
+    prefix = result._trace.prefix if result._trace is not None else prefix_sums(
+        count_tokens(result._seen or result.messages, counter))
     steps = []
     for s in result.steps:
         unreduced = as_sent(calibration, s.call_index, prefix)
@@ -234,8 +229,7 @@ def replay(
     that prompt (eino's clear policy counts only tool results; eino's reduction counts
     its own estimate of the messages)."""
     config = config if config is not None else ClearToolResultConfig()
-    info = plugin_for(config) if not isinstance(config, (*POLICIES.values(),)) else None
-    sticky = isinstance(config, STICKY) or (info is not None and info.sticky)
+    sticky = isinstance(config, STICKY) or getattr(plugin_for(config), "sticky", False)
     if persist is not None and persist != sticky:
         if offloading is not None:
             raise ConfigError("offloading is only simulated the way eino runs it (persist=None)")

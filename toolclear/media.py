@@ -16,6 +16,7 @@ import re
 import struct
 from collections.abc import Sequence
 
+from ._kept import KeptFor
 from .model import Message
 
 __all__ = ["anthropic_image_tokens", "gemini_image_tokens", "image_size", "media_corrections",
@@ -108,25 +109,35 @@ def provider_tokens(width: int, height: int, provider: str) -> int:
     return anthropic_image_tokens(width, height)
 
 
+_facts_kept: KeptFor[dict[int, tuple[int, tuple[tuple[int, int], ...]]]] = KeptFor(4)
+
+
+def _media_facts(messages: Sequence[Message]) -> dict[int, tuple[int, tuple[tuple[int, int], ...]]]:
+    """Per message holding images: the base64 characters of its images and their sizes.
+    Read once per transcript (pricing asks again for every replay of a sweep)."""
+    def read() -> dict[int, tuple[int, tuple[tuple[int, int], ...]]]:
+        out = {}
+        for i, m in enumerate(messages):
+            text = m.content
+            if len(text) < 1024:
+                continue
+            chars, sizes = 0, []
+            for b64 in payloads(text):
+                size = image_size(b64)
+                if size is not None:
+                    chars += len(b64)
+                    sizes.append(size)
+            if sizes:
+                out[i] = (chars, tuple(sizes))
+        return out
+    return _facts_kept.get(messages, read)
+
+
 def media_corrections(messages: Sequence[Message], counts: Sequence[int], provider: str) -> dict[int, int]:
     """Per message holding images: the provider's tokens for them less what the counter
     gave their base64 (its share of the message's characters)."""
     out: dict[int, int] = {}
-    for i, m in enumerate(messages):
-        text = m.content
-        if len(text) < 1024:
-            continue
-        found = payloads(text)
-        if not found:
-            continue
-        chars = billed = 0
-        for b64 in found:
-            size = image_size(b64)
-            if size is None:
-                continue
-            chars += len(b64)
-            billed += provider_tokens(size[0], size[1], provider)
-        if chars:
-            counted = round(counts[i] * chars / max(1, len(text)))
-            out[i] = billed - counted
+    for i, (chars, sizes) in _media_facts(messages).items():
+        billed = sum(provider_tokens(w, h, provider) for w, h in sizes)
+        out[i] = billed - round(counts[i] * chars / max(1, len(messages[i].content)))
     return out

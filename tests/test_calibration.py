@@ -90,3 +90,20 @@ def test_cost_is_the_same_with_or_without_tokens_as_sent(path) -> None:
     plain, sent = tc.replay(t, config), tc.replay(t, config, calibration=tc.calibrate(t))
     a, b = tc.cost(plain, "claude-sonnet-4-5", calibrate=True), tc.cost(sent, "claude-sonnet-4-5", calibrate=True)
     assert a.dollars == pytest.approx(b.dollars)
+
+
+def test_after_a_compaction_only_what_follows_it_comes_off() -> None:
+    """A policy's savings on messages before the log's compaction were never sent after
+    it: with tokens as sent, a call after the compaction sends its recorded prompt less
+    only what the policy saved since."""
+    path = next(p for p in SESSIONS if tc.calibrate(tc.load(p)).cuts)
+    t = tc.load(path)
+    cal = tc.calibrate(t)
+    cut = cal.cuts[-1]
+    r = tc.replay(t, tc.ClearToolResultConfig(20_000, 40_000), calibration=cal)
+    after = [s for s in r.model_call_steps if s.call_index > cut]
+    assert after
+    for s in after:
+        since = sum(r.token_counts[j] - r.token_counts_after[j] for j in range(cut, s.call_index)
+                    if r.cleared_at[j] is not None and r.cleared_at[j] <= s.call_index)
+        assert s.context_tokens == max(0, s.context_tokens_unreduced - round(cal.scale * since))

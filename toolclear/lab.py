@@ -20,7 +20,7 @@ from ._reduction_replay import ReductionEngine
 from ._replay import model_calls
 from ._replay import replay as _replay_clear
 from .anthropic_edit import AnthropicClearToolUsesConfig, AnthropicEngine
-from .calibration import Calibration, as_sent, prefix_sums
+from .calibration import Calibration, as_sent, cut_before, prefix_sums
 from .clearing import ClearToolResultConfig, reduce_by_tokens
 from .counters import TokenCounter, count_tokens, get_counter
 from .errors import ConfigError
@@ -119,10 +119,19 @@ def _calibrated(result: Result, calibration: Calibration | None, counter: Any) -
     # the replay's own prefix sums when it kept them (the counter its steps are in)
     prefix = result._trace.prefix if result._trace is not None else prefix_sums(
         count_tokens(result._seen or result.messages, counter))
+    counts, after, at = result.token_counts, result.token_counts_after, result.cleared_at
     steps = []
+    cut, order, k, before = -1, [], 0, 0
     for s in result.steps:
         unreduced = as_sent(calibration, s.call_index, prefix)
-        saved = s.context_tokens_unreduced - s.context_tokens
+        if cut != (now := cut_before(calibration.cuts, s.call_index)):
+            # what the policy saved on messages before the log's last compaction was not sent anyway
+            cut, k, before = now, 0, 0
+            order = sorted((c, counts[j] - after[j]) for j, c in enumerate(at[:cut]) if c is not None)
+        while k < len(order) and order[k][0] <= s.call_index:
+            before += order[k][1]
+            k += 1
+        saved = s.context_tokens_unreduced - s.context_tokens - before
         steps.append(s._replace(context_tokens=max(0, unreduced - round(calibration.scale * saved)),
                                 context_tokens_unreduced=unreduced))
     note = "tokens as sent: " + "; ".join(calibration.notes) if calibration.notes else "tokens as sent"

@@ -31,6 +31,40 @@ def test_terms_are_identifier_like_runs() -> None:
     assert terms("myrepo.Storer.RemoveReference") == {"myrepo.Storer.RemoveReference"}
 
 
+def naive_terms(text: str) -> set[str]:
+    """The issue's rule read literally, one character at a time (no regular expression
+    for the runs): what ``terms`` must equal on any text."""
+    run_chars = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:-")
+    language = set(sys.stdlib_module_names) | set(
+        "np pd plt tf torch t tb b fmt os io ioutil strings strconv errors bytes json filepath path sort sync "
+        "context http url exec regexp time testing math rand bufio log slog reflect runtime atomic".split())
+    runs, current = [], ""
+    for ch in text + " ":
+        if ch in run_chars:
+            current += ch
+        elif current:
+            runs.append(current)
+            current = ""
+    out = set()
+    for run in runs:
+        run = run.strip("./:-")
+        signal = any(c.isdigit() or c in "_/.:" for c in run) or any(
+            a.islower() and b.isupper() for a, b in zip(run, run[1:]))
+        if (8 <= len(run) <= 200 and signal
+                and not any(run.startswith(d) for d in ("nolint:", "noqa", "pylint:", "eslint-disable", "type:"))
+                and run.split(".")[0] not in language):
+            out.add(run)
+    return out
+
+
+@settings(max_examples=hypothesis_examples(400), deadline=None)
+@given(st.lists(st.sampled_from(["a", "Z", "b", "Q", "0", "7", "_", ".", "/", ":", "-", " ", "\n", "(", "é",
+                                 "os.", "np", "noqa", "type:", "fmt.Err", "getX", "Name", "abcdefgh", "x" * 199]),
+                max_size=60).map("".join))
+def test_terms_equal_the_rule_read_character_by_character(text: str) -> None:
+    assert terms(text) == naive_terms(text)
+
+
 def test_pieces_run_from_a_component_start_to_a_component_end() -> None:
     assert pieces("repo.Storer.RemoveReference") == {
         "repo.Storer.RemoveReference", "repo.Storer", "Storer.RemoveReference", "RemoveReference"}

@@ -27,6 +27,11 @@ EXPECTED = {
     "smolagents_messages.json": ("smolagents", [("list_dir", "Call id: call_0"), ("read_file", "Observation:")]),
     "openhands-v1_events.json": ("openhands", [("terminal", "README.md"), ("file_editor", "   1  def f1")]),
     "openhands-v1_events.jsonl": ("openhands", [("terminal", "README.md"), ("file_editor", "   1  def f1")]),
+    "claude-code-2.1.86_session.jsonl": ("claude-code", [("Read", "   1  def f1"), ("Bash", "README.md"),
+                                                         ("Grep", "setup.py:1:")]),
+    "codex-0.146_rollout.jsonl": ("codex", [("shell_command", '{"output": "README.md'), ("apply_patch", '{"output"'),
+                                            ("view_image", "diagram.png")]),
+    "openhands-2024_eval-pairs.jsonl": ("openhands", [("run", "README.md"), ("read", "   1  def f1")]),
 }
 NAMES = sorted(EXPECTED)
 
@@ -37,7 +42,7 @@ def test_files_match_their_generator() -> None:
         import make_formats
     finally:
         sys.path.remove(str(FORMATS))
-    assert set(make_formats.files()) == set(EXPECTED)
+    assert set(make_formats.files()) == set(EXPECTED) | {"openhands-2024_resolver-output.jsonl"}
     for name, text in make_formats.files().items():
         assert (FORMATS / name).read_text() == text, name
 
@@ -97,6 +102,8 @@ def _parse(data: bytes):
 def _same_shape(a, b) -> None:
     if isinstance(a, dict) and b == {"output": "[gone]"}:
         return  # a function response without a text field is cleared as {"output": text}: still an object
+    if isinstance(a, list) and b == "[gone]" and any(isinstance(p, dict) and p.get("type") == "input_image" for p in a):
+        return  # an output with an image is cleared whole to a string output (what the API also takes)
     assert type(a) is type(b)
     if isinstance(a, dict):
         assert a.keys() == b.keys()
@@ -171,3 +178,47 @@ def test_a_responses_output_with_an_image_clears_whole() -> None:
     r = tc.apply(t.messages, tc.ClearToolResultConfig(0, 0))
     out = tc.dump(t, r.messages)
     assert _json.loads(out)[2]["output"] == tc.DEFAULT_PLACEHOLDER and b"base64" not in out
+
+
+def test_openhands_resolver_output_of_2024_one_conversation_per_issue() -> None:
+    """The resolver's output.jsonl: one issue per line, events paired by ``cause`` (no
+    tool-call ids); an issue whose run failed early has an empty history and is named."""
+    path = FORMATS / "openhands-2024_resolver-output.jsonl"
+    data = path.read_bytes()
+    runs = tc.load_all(path)
+    assert [(t.format, t.id) for t in runs] == [("openhands", "acme/widgets#7"), ("openhands", "acme/widgets#8")]
+    first, empty = runs
+    tools = [m for m in first.messages if m.role == "tool"]
+    assert [(m.tool_name, m.content[:9]) for m in tools] == [("run", "README.md"), ("read", "   1  def")]
+    calls = {c.id: c for m in first.messages for c in m.tool_calls}
+    assert all(calls[m.tool_call_id].name == m.tool_name for m in tools)
+    assert first.messages[0].role == "user" and first.messages[0].content.startswith("Please fix issue #7")
+    assert not empty.messages and any("no message" in w for w in empty.warnings)
+    assert tc.dump_all([(t, t.messages) for t in runs]) == data
+    reduced = tc.reduce_by_tokens(first.messages, tc.ClearToolResultConfig(0, 0, "[gone]"))
+    out = tc.dump_all([(first, reduced.messages), (empty, empty.messages)])
+    again = tc.load_all(out, name=path.name)
+    assert [m.content for m in again[0].messages] == [m.content for m in reduced.messages]
+    _same_shape(_parse(data), _parse(out))
+    assert CAT_LINE not in out.decode() and LS_LINE not in out.decode()
+
+
+CAT_LINE, LS_LINE = "   1  def f1(x):", "README.md\\nsetup.py"
+
+
+def test_newer_claude_code_keeps_a_result_linked_through_an_attachment() -> None:
+    """Claude Code 2.1.8x links a hook's attachment line between a parallel call and its
+    result: the result hangs off a side branch through a line that is not a message."""
+    t = tc.load(FORMATS / "claude-code-2.1.86_session.jsonl")
+    assert [m.tool_call_id for m in t.messages if m.role == "tool"] == ["toolu_A", "toolu_B", "toolu_C"]
+    assert t.messages[-1].content == "A Python package."
+
+
+def test_codex_0_146_names_the_items_it_does_not_count_and_its_own_session() -> None:
+    t = tc.load(FORMATS / "codex-0.146_rollout.jsonl")
+    assert t.id == "019b0c3e-0000-7000-8000-00000000a146"  # the first session_meta: a fork repeats its parent's
+    note = next(n for n in t.notes if "not counted (kept" in n)
+    for kind in ("tool_search_call (1)", "tool_search_output (1)", "ghost_snapshot (1)", "world_state (1)"):
+        assert kind in note
+    image = next(m for m in t.messages if m.tool_name == "view_image")
+    assert image.content.startswith("diagram.png (64x64)")

@@ -201,7 +201,7 @@ class ClaudeCodeFormat(FormatReader):
                 nxt = main[k] if k >= 0 else None
             i = nxt
         children: dict[int, list[int]] = {}
-        for j in main:
+        for j in by_uuid.values():  # every linked line: a side branch may pass through a non-message line
             parent = self._parent(jl.value[j])
             parent_line = by_uuid.get(parent) if isinstance(parent, str) else None
             if parent_line is not None:
@@ -211,10 +211,19 @@ class ClaudeCodeFormat(FormatReader):
         for j in on_path:
             self._collect(jl.value[j], calls, replies)
         queue = list(on_path)
+        passed: set[int] = set()
         while queue:
             k = queue.pop()
             for j in children.get(k, ()):
-                if j in on_path or j not in main_set:
+                if j in on_path or j in passed:
+                    continue
+                if j not in main_set:
+                    # an attachment, hook or progress line between a call and its result
+                    # (newer Claude Code links a parallel call's result through one): the
+                    # branch goes on through it, and what joins is judged as below
+                    if jl.value[j].get("type") not in ("user", "assistant"):
+                        passed.add(j)
+                        queue.append(j)
                     continue
                 if self._joins(jl.value[j], calls, replies):
                     on_path.add(j)

@@ -10,6 +10,7 @@ are the CLI's own bookkeeping and are kept as they are.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from ..model import Transcript, Usage
@@ -19,6 +20,10 @@ from .responses import read_item
 
 __all__ = ["CodexFormat"]
 
+# items read as known but not counted: what a search loaded (tool definitions, not a
+# tool result to clear), the CLI's undo snapshots, generated images
+_NOT_READ = frozenset({"tool_search_call", "tool_search_output", "ghost_snapshot", "image_generation_call",
+                       "web_search_call", "compaction"})
 _LINE_TYPES = frozenset({"session_meta", "response_item", "turn_context", "event_msg", "compacted"})
 
 
@@ -27,7 +32,8 @@ class CodexFormat(FormatReader):
     label = "OpenAI Codex CLI rollout (JSON Lines)"
     aliases = ("codex-cli", "codex-rollout")
     where_found = "~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl"
-    tool_result = "each function_call_output / custom_tool_call_output item"
+    tool_result = ("each function_call_output / custom_tool_call_output item (tool_search, ghost_snapshot and "
+                   "other items are named in a note, not counted)")
     export_changes = "that item's 'output'; every other line byte for byte"
     expects = "JSON Lines of Codex records (objects with 'type' response_item / session_meta / ... and 'payload')"
 
@@ -45,6 +51,7 @@ class CodexFormat(FormatReader):
         b = Builder(jl)
         session = "0"
         skipped_reasoning = 0
+        not_read: Counter[str] = Counter()
         usages: dict[int, Usage] = {}
         last_total: Any = None
         model = ""
@@ -58,8 +65,8 @@ class CodexFormat(FormatReader):
                 continue
             payload = rec.get("payload")
             if rec.get("type") == "session_meta" and isinstance(payload, dict):
-                if isinstance(payload.get("id"), str):
-                    session = payload["id"]
+                if isinstance(payload.get("id"), str) and session == "0":
+                    session = payload["id"]  # the file's own: a fork repeats its parent's after it
                 continue
             if rec.get("type") == "turn_context" and isinstance(payload, dict):
                 model = payload["model"] if isinstance(payload.get("model"), str) else model
@@ -70,14 +77,14 @@ class CodexFormat(FormatReader):
                 continue
             if rec.get("type") != "response_item" or not isinstance(payload, dict):
                 continue
-            if read_item(jl, payload, (i, "payload"), b) == "reasoning":
+            kind = read_item(jl, payload, (i, "payload"), b)
+            if kind == "reasoning":
                 skipped_reasoning += 1
+            elif kind is None or kind in _NOT_READ:
+                not_read[str_or_none(payload.get("type")) or "(no type)"] += 1
         for index, usage in usages.items():
             b.set_usage(index, usage)
-        if skipped_reasoning:
-            b.notes.append(
-                f"{skipped_reasoning} encrypted reasoning items are not counted (their text is not in the file)"
-            )
+        _note_skipped(b, skipped_reasoning, not_read)
         return [b.build(self.name, id=session, source=source, title="Codex session")]
 
     @staticmethod
@@ -108,6 +115,15 @@ class CodexFormat(FormatReader):
         )
         usages[index] = usages[index] + usage if index in usages else usage
         return total
+
+
+def _note_skipped(b: Builder, reasoning: int, not_read: Counter[str]) -> None:
+    if reasoning:
+        b.notes.append(f"{reasoning} encrypted reasoning items are not counted (their text is not in the file)")
+    if not_read:
+        kinds = ", ".join(f"{k} ({n})" for k, n in sorted(not_read.items()))
+        b.notes.append(f"items not counted (kept byte for byte): {kinds}; tool_search_output holds the tool "
+                       "definitions a search loaded, ghost_snapshot the CLI's undo snapshot")
 
 
 def _count(value: Any) -> int:

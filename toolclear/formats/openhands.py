@@ -1,9 +1,10 @@
 """OpenHands event streams.
 
 Three shapes: a trajectory (a JSON list of events, as saved from the UI or used as a
-replay fixture), an object with a ``history`` event list, and evaluation output (JSON
-Lines, one benchmark instance per line, each with its ``history``: one conversation per
-instance).
+replay fixture), an object with a ``history`` event list, and evaluation or resolver
+output (JSON Lines, one benchmark instance or issue per line, each with its ``history``:
+one conversation per line; a run that failed early has an empty one). 2024 files may
+hold ``[action, observation]`` pairs and events without ``source``.
 
 Actions with ``tool_call_metadata`` are the model's tool calls (the calls of one model
 response are merged into one assistant message); observations with it are the tool
@@ -55,8 +56,18 @@ def _is_v1(e: Any) -> bool:
     return isinstance(e, dict) and str_or_none(e.get("kind")) in _V1_KINDS
 
 
+_EVENT_FIELDS = ("source", "args", "extras", "message", "content", "cause")
+
+
 def _is_event(e: Any) -> bool:
-    return _is_v1(e) or (isinstance(e, dict) and ("action" in e or "observation" in e) and "source" in e)
+    """An event: V1's typed one, or an action / observation (named by a string) with one
+    of the fields events carry; early 2024 files write events without ``source``."""
+    if _is_v1(e):
+        return True
+    if not isinstance(e, dict):
+        return False
+    named = isinstance(e.get("action"), str) or isinstance(e.get("observation"), str)
+    return named and any(k in e for k in _EVENT_FIELDS)
 
 
 def _flat(events: list[Any], base: Path) -> Iterator[tuple[Path, Any]]:
@@ -187,7 +198,11 @@ class _EventReader:
         if action == "system":
             b.add(Message(role="system", content=text), (), path)
         elif action == "message" and tcm is None:
-            role = "user" if e.get("source") == "user" else "assistant"
+            source = e.get("source")
+            if source is None:  # early 2024 events name no source: the agent's messages ask for a reply
+                role = "assistant" if args.get("wait_for_response") is True else "user"
+            else:
+                role = "user" if source == "user" else "assistant"
             b.add(Message(role=role, content=text), [path + ("args", "content")] if "content" in args else (), path)
         elif tcm is not None:
             call_id = str(tcm.get("tool_call_id") or "")
@@ -244,13 +259,27 @@ class _EventReader:
         return None
 
 
+def _record_id(rec: dict[str, Any]) -> Any:
+    """A record's name: an evaluation's ``instance_id``, or the resolver's issue as
+    ``owner/repo#number``."""
+    if rec.get("instance_id") is not None:
+        return rec["instance_id"]
+    issue = as_dict(rec.get("issue"))
+    number = rec.get("number", issue.get("number"))
+    if number is not None:
+        repo = "/".join(str(issue[k]) for k in ("owner", "repo") if isinstance(issue.get(k), str))
+        return f"{repo}#{number}" if repo else f"#{number}"
+    return None
+
+
 class OpenHandsFormat(FormatReader):
     name = "openhands"
     label = "OpenHands events (trajectory JSON or evaluation output JSONL)"
     aliases = ("open-hands", "openhands-events")
-    where_found = ("trajectories saved from the UI; evaluation/.../output.jsonl; V1 (software-agent-sdk) "
-                   "event lists")
-    tool_result = "each observation answering a tool call (tool_call_metadata; V1: ObservationEvent)"
+    where_found = ("trajectories saved from the UI; evaluation/.../output.jsonl (2024 ones too: [action, "
+                   "observation] pairs); the resolver's output/output.jsonl; V1 (software-agent-sdk) event lists")
+    tool_result = ("each observation answering a tool call (tool_call_metadata; without function calling, the "
+                   "action it names as its cause; V1: ObservationEvent)")
     export_changes = "that observation's 'content'"
     expects = ("a list of OpenHands events (objects with 'source' and 'action' or 'observation'), an object "
                "with such a 'history', or JSON Lines of evaluation results each with a 'history'")
@@ -265,7 +294,9 @@ class OpenHandsFormat(FormatReader):
         recs = [r for _, r in jl.records()]
         if recs and all(_is_v1(r) for r in recs):  # a V1 event log, one event per line
             return True
-        return bool(recs) and all(isinstance(r, dict) and _events(r.get("history")) for r in recs)
+        # one issue or instance per line; a run that failed early has an empty history
+        return (bool(recs) and all(isinstance(r, dict) and isinstance(r.get("history"), list) for r in recs)
+                and any(_events(r["history"]) for r in recs))
 
     def read(self, doc: Document, source: str) -> list[Transcript]:
         v = doc.value
@@ -285,7 +316,7 @@ class OpenHandsFormat(FormatReader):
             return [b.build(self.name, id="0", source=source, title="OpenHands V1 events")]
         out = []
         for i, rec in jl.records():
-            iid = rec.get("instance_id")
+            iid = _record_id(rec)
             out.append(
                 self._read_events(jl, rec["history"], (i, "history"), source,
                                   id=str(iid) if iid is not None else f"line {i + 1}",

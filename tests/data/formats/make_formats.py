@@ -213,6 +213,183 @@ def openhands_v1() -> list:
     ]
 
 
+def claude_code_2_1_8x() -> str:
+    """Claude Code 2.1.8x: newer line types between the messages (permission-mode, mode,
+    ai-title, worktree-state, attachment), and a hook's attachment line between a
+    parallel call and its result, so that result hangs off a side branch."""
+    sid = "3f0c2a51-9d7e-4b8a-a1c2-5e6f7a8b9c0d"
+    base = {"isSidechain": False, "userType": "external", "cwd": "/r", "sessionId": sid, "version": "2.1.86",
+            "gitBranch": "main"}
+    usage = {"input_tokens": 3, "cache_creation_input_tokens": 9120, "cache_read_input_tokens": 0,
+             "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 9120},
+             "output_tokens": 61, "service_tier": "standard"}
+
+    def msg(uuid: str, parent: str | None, kind: str, message: dict, t: int, **extra: object) -> dict:
+        return {"parentUuid": parent, **base, "type": kind, "message": message, "uuid": uuid,
+                "timestamp": f"2026-11-20T10:00:{t:02d}.000Z", **extra}
+
+    def reply(mid: str, content: list) -> dict:
+        return {"model": "claude-opus-4-6", "id": mid, "type": "message", "role": "assistant", "content": content,
+                "stop_reason": None, "stop_sequence": None, "usage": usage}
+
+    lines = [
+        {"type": "permission-mode", "permissionMode": "default", "sessionId": sid},
+        {"type": "mode", "mode": "normal", "sessionId": sid},
+        msg("u1", None, "user", {"role": "user", "content": "what is in this repo?"}, 1),
+        {"type": "ai-title", "aiTitle": "Repository tour", "sessionId": sid},
+        msg("a1", "u1", "assistant", reply("msg_01", [{"type": "tool_use", "id": "toolu_A", "name": "Read",
+                                                      "input": {"file_path": "/r/setup.py"}}]), 3,
+            requestId="req_01"),
+        msg("a2", "a1", "assistant", reply("msg_01", [{"type": "tool_use", "id": "toolu_B", "name": "Bash",
+                                                      "input": {"command": "ls", "description": "List"}}]), 3,
+            requestId="req_01"),
+        {"parentUuid": "a1", **base, "type": "attachment", "uuid": "h1", "timestamp": "2026-11-20T10:00:04.000Z",
+         "attachment": {"type": "hook_success", "hookName": "PostToolUse:Read", "toolUseID": "toolu_A",
+                        "hookEvent": "PostToolUse", "content": "", "stdout": "", "stderr": "", "exitCode": 0}},
+        msg("r1", "h1", "user", {"role": "user", "content": [
+            {"tool_use_id": "toolu_A", "type": "tool_result", "content": CAT}]}, 5,
+            toolUseResult={"type": "text", "file": {"filePath": "/r/setup.py", "numLines": 39}},
+            sourceToolAssistantUUID="a1"),
+        msg("r2", "a2", "user", {"role": "user", "content": [
+            {"tool_use_id": "toolu_B", "type": "tool_result", "content": LS, "is_error": False}]}, 6,
+            toolUseResult={"stdout": LS, "stderr": "", "interrupted": False, "isImage": False},
+            sourceToolAssistantUUID="a2"),
+        {"type": "worktree-state", "worktreePath": "/r", "branch": "main", "sessionId": sid},
+        msg("a3", "r2", "assistant", reply("msg_02", [{"type": "tool_use", "id": "toolu_C", "name": "Grep",
+                                                      "input": {"pattern": "def f1"}}]), 8, requestId="req_02"),
+        {"parentUuid": "a3", **base, "type": "attachment", "uuid": "h2", "timestamp": "2026-11-20T10:00:09.000Z",
+         "attachment": {"type": "hook_additional_context", "hookName": "PreToolUse:Grep", "toolUseID": "toolu_C",
+                        "content": ["grep runs in /r"]}},
+        msg("r3", "h2", "user", {"role": "user", "content": [
+            {"tool_use_id": "toolu_C", "type": "tool_result", "content": "setup.py:1:def f1(x):"}]}, 10,
+            sourceToolAssistantUUID="a3"),
+        msg("a4", "r3", "assistant", reply("msg_03", [{"type": "text", "text": "A Python package."}]), 12,
+            requestId="req_03"),
+    ]
+    return "".join(json.dumps(line) + "\n" for line in lines)
+
+
+def codex_0_146() -> str:
+    """A Codex 0.146 rollout: several session_meta lines (a forked session repeats its
+    parent's), tool_search_call / tool_search_output, ghost_snapshot, image_generation_call
+    and world_state items between the calls and their outputs."""
+    def line(t: int, kind: str, payload: dict) -> dict:
+        return {"timestamp": f"2026-11-21T08:00:{t:02d}.000Z", "type": kind, "payload": payload}
+
+    meta = {"id": "019b0c3e-0000-7000-8000-00000000a146", "timestamp": "2026-11-21T08:00:00.000Z", "cwd": "/r",
+            "originator": "codex_cli_rs", "cli_version": "0.146.0", "source": "cli", "model_provider": "openai"}
+    parent = dict(meta, id="019b0c3d-0000-7000-8000-00000000a145", timestamp="2026-11-21T07:00:00.000Z")
+    shell = {"output": LS, "metadata": {"exit_code": 0, "duration_seconds": 0.1}}
+    lines = [
+        line(0, "session_meta", meta),
+        line(0, "session_meta", parent),
+        line(1, "turn_context", {"cwd": "/r", "approval_policy": "on-request", "model": "gpt-5.3-codex",
+                                 "effort": "medium", "summary": "auto"}),
+        line(1, "response_item", {"type": "message", "role": "user",
+                                  "content": [{"type": "input_text", "text": "what is in this repo?"}]}),
+        line(2, "response_item", {"type": "ghost_snapshot", "ghost_commit": {"id": "4b825dc6", "parent": None,
+                                                                            "preexisting_untracked_files": []}}),
+        line(2, "response_item", {"type": "reasoning", "summary": [], "content": None,
+                                  "encrypted_content": "gAAAAB..."}),
+        line(3, "response_item", {"type": "tool_search_call", "call_id": "ts_1", "execution": "client",
+                                  "status": "completed", "arguments": {"query": "shell"}}),
+        line(3, "response_item", {"type": "tool_search_output", "call_id": "ts_1", "execution": "client",
+                                  "status": "completed", "tools": [{"type": "function", "name": "shell_command",
+                                                                     "description": "Runs a command",
+                                                                     "parameters": {"type": "object"}}]}),
+        line(4, "response_item", {"type": "function_call", "name": "shell_command",
+                                  "arguments": "{\"command\":\"ls\"}", "call_id": "call_1"}),
+        line(4, "response_item", {"type": "world_state", "cwd": "/r", "git": {"branch": "main"}}),
+        line(5, "response_item", {"type": "function_call_output", "call_id": "call_1", "output": json.dumps(shell)}),
+        line(5, "event_msg", {"type": "token_count", "info": {
+            "total_token_usage": {"input_tokens": 5210, "cached_input_tokens": 4096, "output_tokens": 40,
+                                  "reasoning_output_tokens": 12, "total_tokens": 5250},
+            "last_token_usage": {"input_tokens": 5210, "cached_input_tokens": 4096, "output_tokens": 40,
+                                 "reasoning_output_tokens": 12, "total_tokens": 5250},
+            "model_context_window": 272000}, "rate_limits": None}),
+        line(6, "response_item", {"type": "custom_tool_call", "status": "completed", "call_id": "call_2",
+                                  "name": "apply_patch", "input": "*** Begin Patch\n*** End Patch"}),
+        line(6, "response_item", {"type": "custom_tool_call_output", "call_id": "call_2",
+                                  "output": json.dumps({"output": "Done!", "metadata": {"exit_code": 0}})}),
+        line(7, "response_item", {"type": "image_generation_call", "id": "ig_1", "status": "completed",
+                                  "revised_prompt": "a diagram", "result": "iVBORw0KGgo="}),
+        line(7, "response_item", {"type": "function_call", "name": "view_image",
+                                  "arguments": "{\"path\":\"/r/diagram.png\"}", "call_id": "call_3"}),
+        line(8, "response_item", {"type": "function_call_output", "call_id": "call_3", "output": [
+            {"type": "input_text", "text": "diagram.png (64x64)"},
+            {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo="}]}),
+        line(9, "response_item", {"type": "message", "role": "assistant",
+                                  "content": [{"type": "output_text", "text": "A Python package."}]}),
+    ]
+    return "".join(json.dumps(x) + "\n" for x in lines)
+
+
+def openhands_2024_resolver() -> str:
+    """The OpenHands resolver's output.jsonl (late 2024, CodeAct without function calling):
+    one issue per line, its ``history`` a flat list of events whose observations name the
+    action they answer by ``cause``; no tool-call ids."""
+    def ev(i: int, source: str, **rest: object) -> dict:
+        return {"id": i, "timestamp": f"2024-11-04T12:00:{i:02d}.000000", "source": source, **rest}
+
+    history = [
+        ev(0, "user", message="Please fix issue #7", action="message",
+           args={"content": "Please fix issue #7: setup.py lists no files", "images_urls": None,
+                 "wait_for_response": False}),
+        ev(1, "agent", message="", observation="agent_state_changed", content="",
+           extras={"agent_state": "running"}),
+        ev(2, "agent", message="Running command: ls", action="run",
+           args={"command": "ls", "thought": "Let me look around.", "blocking": False, "keep_prompt": True,
+                 "hidden": False, "is_confirmed": "confirmed"}),
+        ev(3, "agent", message="Command `ls` executed with exit code 0.", cause=2, observation="run", content=LS,
+           extras={"command_id": -1, "command": "ls", "exit_code": 0, "hostname": None}),
+        ev(4, "agent", message="Reading file: /r/setup.py", action="read",
+           args={"path": "/r/setup.py", "start": 0, "end": -1, "thought": "", "impl_source": "oh_aci"}),
+        ev(5, "agent", message="I read the file /r/setup.py.", cause=4, observation="read", content=CAT,
+           extras={"path": "/r/setup.py", "impl_source": "oh_aci"}),
+        ev(6, "agent", message="All done!", action="finish",
+           args={"outputs": {}, "thought": "Fixed: setup.py now lists the files."}),
+        ev(7, "agent", message="", observation="agent_state_changed", content="",
+           extras={"agent_state": "finished"}),
+    ]
+    records = [
+        {"number": 7, "issue": {"owner": "acme", "repo": "widgets", "number": 7, "title": "setup.py lists no files",
+                                "body": "..."},
+         "issue_type": "issue", "instruction": "Please fix issue #7", "base_commit": "9f2c1e0",
+         "git_patch": "diff --git a/setup.py b/setup.py\n", "history": history,
+         "metrics": {"accumulated_cost": 0.0421, "costs": [{"model": "claude-3-5-sonnet-20241022", "cost": 0.0421}]},
+         "success": True, "comment_success": None, "success_explanation": "fixed", "error": None},
+        {"number": 8, "issue": {"owner": "acme", "repo": "widgets", "number": 8, "title": "crash", "body": "..."},
+         "issue_type": "issue", "instruction": "Please fix issue #8", "base_commit": "9f2c1e0", "git_patch": "",
+         "history": [], "metrics": None, "success": False, "comment_success": None,
+         "success_explanation": "", "error": "Agent reached maximum iteration"},
+    ]
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+def openhands_2024_pairs() -> str:
+    """OpenDevin / OpenHands evaluation output of early 2024: ``history`` as [action,
+    observation] pairs, events written without ``source``; a pair without an
+    observation holds a null one."""
+    history = [
+        [{"action": "message", "args": {"content": "what is in this repo?", "wait_for_response": False},
+          "message": "what is in this repo?"},
+         {"observation": "null", "content": "", "extras": {}, "message": "No observation"}],
+        [{"action": "run", "args": {"command": "ls", "background": False, "thought": "Let me look."},
+          "message": "Running command: ls"},
+         {"observation": "run", "content": LS, "extras": {"command_id": -1, "command": "ls", "exit_code": 0},
+          "message": "Command `ls` executed with exit code 0."}],
+        [{"action": "read", "args": {"path": "/r/setup.py", "start": 0, "end": -1, "thought": ""},
+          "message": "Reading file: /r/setup.py"},
+         {"observation": "read", "content": CAT, "extras": {"path": "/r/setup.py"}, "message": "I read the file."}],
+        [{"action": "finish", "args": {"outputs": {}, "thought": "A Python package."}, "message": "All done!"},
+         {"observation": "null", "content": "", "extras": {}, "message": "No observation"}],
+    ]
+    record = {"instance_id": "acme__widgets-7", "instruction": "what is in this repo?", "history": history,
+              "metadata": {"agent_class": "CodeActAgent", "model_name": "gpt-4-turbo"}, "error": None,
+              "test_result": {"result": {"resolved": False}}}
+    return json.dumps(record) + "\n"
+
+
 FILES = {
     "gemini-cli_session.json": lambda: json.dumps(gemini_cli(), indent=2) + "\n",
     "gemini-cli_session.jsonl": gemini_cli_jsonl,
@@ -224,6 +401,10 @@ FILES = {
     "smolagents_messages.json": lambda: json.dumps(smolagents_messages(), indent=2) + "\n",
     "openhands-v1_events.json": lambda: json.dumps(openhands_v1(), indent=2) + "\n",
     "openhands-v1_events.jsonl": lambda: "".join(json.dumps(e) + "\n" for e in openhands_v1()),
+    "claude-code-2.1.86_session.jsonl": claude_code_2_1_8x,
+    "codex-0.146_rollout.jsonl": codex_0_146,
+    "openhands-2024_resolver-output.jsonl": openhands_2024_resolver,
+    "openhands-2024_eval-pairs.jsonl": openhands_2024_pairs,
 }
 
 

@@ -26,6 +26,7 @@ FILES = {
     "codex": CORPUS / "codex_cli" / "codex-session-view_rollout-2025-11-17T15-30-28-019a93b9.jsonl",
     "claude-code": CORPUS / "claude_code" / "entire-cli_cc-2.1.31_hook-progress_75-0b6d4ae881.jsonl",
     "swe-agent": CORPUS / "swe_agent" / "swe-agent_gpt4_pydicom-1458.traj",
+    "otel": CORPUS.parent / "formats" / "otel_pydantic-ai.json",  # a trace: exported as an OpenAI transcript
 }
 EINO = {"tool_result_token_threshold": "threshold", "keep_recent_tokens": "keep"}
 

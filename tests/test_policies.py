@@ -132,6 +132,7 @@ def _pairs(messages):
     return calls, results
 
 
+WRITES_AS = {f.name: f.writes_as for f in tc.list_formats()}
 FORMAT_FILES = sorted(p for p in (CORPUS_FILES[0].parents[2] / "formats").iterdir() if p.suffix in (".json", ".jsonl"))
 
 
@@ -151,7 +152,7 @@ def test_every_policy_keeps_pairs_through_every_export(path, tmp_path) -> None:
             assert _pairs(tc.load(eino, format="eino").messages) == _pairs(transcripts[0].messages)
             continue
         out.write_bytes(tc.dump_all(pairs))
-        back = tc.load_all(out, format=transcripts[0].format)
+        back = tc.load_all(out, format=WRITES_AS[transcripts[0].format])
         assert [_pairs(b.messages) for b in back] == [_pairs(t.messages) for t in transcripts], config
         for b, t, r in zip(back, transcripts, results):
             assert [m.content for m in b.messages] == [as_written(o, m) for o, m in zip(t.messages, r.messages)]

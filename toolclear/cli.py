@@ -33,7 +33,7 @@ from .clearing import (
 )
 from .counters import count_tokens, get_counter, list_counters
 from .errors import ToolclearError
-from .formats import dump_all, list_formats, load_all
+from .formats import dump_all, list_formats, load_all, written_as
 from .formats._source import read_source
 from .lab import apply, compare, parse_policy, policy_name, replay
 from .model import Transcript
@@ -576,8 +576,12 @@ def _reduce(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
             parts.append(f"{tally['breaks']} prompt-cache break(s)")
             parts.append(f"{tally['needed']} changed message(s) needed later (re-fetch {_fmt(tally['refetch'])} "
                          "tokens)")
+        written = written_as(chosen[0].format) if chosen else ""
+        as_what = f" in {written} format ({chosen[0].format} files are not rewritten in place)" \
+            if chosen and written != chosen[0].format else ""
         print(
-            f"toolclear: {', '.join(parts)} in {len(chosen)} conversation(s); wrote {terminal_text(args.output)}",
+            f"toolclear: {', '.join(parts)} in {len(chosen)} conversation(s); wrote {terminal_text(args.output)}"
+            + as_what,
             file=stderr,
         )
     return 0
@@ -900,6 +904,8 @@ def _formats(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> in
         lines.append(f"{f.name:<{width}}  {f.label}")
         lines.append(f"{'':<{width}}  found: {f.where_found}")
         lines.append(f"{'':<{width}}  tool result: {f.tool_result}")
+        if f.writes_as != f.name:
+            lines.append(f"{'':<{width}}  written back as: {f.writes_as} ({f.export_changes})")
     stdout.write(("\n".join(lines) + "\n").encode())
     return 0
 

@@ -31,11 +31,11 @@ MODES: tuple[Mode, ...] = ("single pass", "replay")
 
 FormatName = Literal[
     "claude-code", "codex", "gemini-cli", "openhands", "swe-agent", "mini-swe-agent", "smolagents",
-    "google-adk", "pydantic-ai", "langchain", "openai-responses", "gemini-api", "anthropic", "eino", "openai",
+    "google-adk", "pydantic-ai", "langchain", "openai-responses", "gemini-api", "anthropic", "otel", "eino", "openai",
 ]
 FORMAT_NAMES: tuple[FormatName, ...] = (
     "claude-code", "codex", "gemini-cli", "openhands", "swe-agent", "mini-swe-agent", "smolagents",
-    "google-adk", "pydantic-ai", "langchain", "openai-responses", "gemini-api", "anthropic", "eino", "openai",
+    "google-adk", "pydantic-ai", "langchain", "openai-responses", "gemini-api", "anthropic", "otel", "eino", "openai",
 )
 """In the order auto-detection tries them (most specific first)."""
 

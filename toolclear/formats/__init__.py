@@ -24,6 +24,7 @@ from .codex import CodexFormat
 from .gemini import GeminiApiFormat, GeminiCliFormat, GoogleAdkFormat
 from .langchain import LangChainFormat
 from .openhands import OpenHandsFormat
+from .otel import OtelFormat
 from .pydantic_ai import PydanticAIFormat
 from .responses import OpenAIResponsesFormat
 from .smolagents import SmolagentsFormat
@@ -54,6 +55,7 @@ _READERS: tuple[FormatReader, ...] = (
     OpenAIResponsesFormat(),
     GeminiApiFormat(),
     AnthropicFormat(),
+    OtelFormat(),
     EinoFormat(),
     OpenAIFormat(),
 )
@@ -68,12 +70,21 @@ class FormatInfo:
     where_found: str
     tool_result: str
     export_changes: str
+    writes_as: str = ""
+    """The format its exports are in, when not its own (``otel`` -> ``openai``)."""
+
+
+def written_as(name: str) -> str:
+    """The format a transcript of format ``name`` is exported in (its own, except a
+    trace's: ``otel`` -> ``openai``)."""
+    return next((r.writes_as or r.name for r in _READERS if r.name == name), name)
 
 
 def list_formats() -> tuple[FormatInfo, ...]:
     """Every format toolclear reads, in the order auto-detection tries them."""
     return tuple(
-        FormatInfo(r.name, r.label, r.where_found, r.tool_result, r.export_changes) for r in _READERS
+        FormatInfo(r.name, r.label, r.where_found, r.tool_result, r.export_changes, r.writes_as or r.name)
+        for r in _READERS
     )
 
 

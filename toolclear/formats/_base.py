@@ -393,6 +393,9 @@ class FormatReader:
     expects: ClassVar[str] = ""
     """What the file must look like; set for formats that read only their own shape,
     so forcing them on another file says what is missing instead of misreading it."""
+    writes_as: ClassVar[str] = ""
+    """The format an export is written in when it is not this one (a trace is written as
+    an OpenAI Chat transcript); empty: exports are this format, byte for byte."""
     first_is_primary: ClassVar[bool] = False
     """The first conversation is *the* conversation (Claude Code's main line; the
     others are its subagents), so ``load`` returns it instead of asking for load_all."""

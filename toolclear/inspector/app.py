@@ -23,6 +23,7 @@ import streamlit as st
 import toolclear as tc
 from toolclear import report, schema
 from toolclear import sweep as sweeps
+from toolclear.formats import written_as
 from toolclear.formats._source import read_source
 from toolclear.inspector import charts, exports, money, snippets
 from toolclear.inspector.corpus_page import render_corpus_page
@@ -604,7 +605,7 @@ def render_export(t: tc.Transcript, result: tc.Result | tc.Reduction, config: tc
     stem = Path(t.source).name or "transcript"
     st.subheader("Downloads")
     cols = st.columns(5 if offloading else 4)
-    cols[0].download_button(f"Reduced ({t.format})", lambda: tc.dump(t, result.messages),
+    cols[0].download_button(f"Reduced ({written_as(t.format)})", lambda: tc.dump(t, result.messages),
                             file_name=f"reduced-{stem}", key="dl_original", on_click="ignore")
     cols[1].download_button("Reduced (eino JSON)", lambda: exports.eino_json(result.messages),
                             file_name=f"reduced-{Path(stem).stem}.eino.json", mime="application/json",

@@ -17,6 +17,7 @@ import streamlit as st
 
 import toolclear as tc
 from toolclear import lab, report, schema
+from toolclear.formats import written_as
 from toolclear.inspector import charts, exports, money, snippets
 from toolclear.inspector.widgets import md, slider_pair, store
 from toolclear.langchain_edit import langchain_tokens
@@ -517,7 +518,8 @@ def render_policy_export(t: tc.Transcript, result: tc.Result, config: Any, mode:
     cols = st.columns(2)
     try:
         data = tc.dump(t, result.messages) if len(t.messages) == len(result.messages) else None
-        cols[0].download_button(f"Reduced transcript ({t.format})", data or b"", file_name=f"reduced-{stem}",
+        cols[0].download_button(f"Reduced transcript ({written_as(t.format)})", data or b"",
+                                file_name=f"reduced-{stem}",
                                 key="p_dl_own", disabled=data is None)
     except tc.TranscriptError as exc:
         cols[0].caption(md(str(exc)))

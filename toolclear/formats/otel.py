@@ -1,0 +1,512 @@
+"""Agent runs kept as OpenTelemetry traces (OTLP JSON).
+
+Teams running agents in production keep their runs as traces; the GenAI semantic
+conventions put the messages sent on each model call on its chat span. Three shapes are
+read, as their instrumentations write them:
+
+- ``gen_ai.input.messages`` / ``gen_ai.output.messages`` (and ``gen_ai.system_instructions``)
+  JSON attributes: messages of typed parts (pydantic-ai, OpenTelemetry's own
+  instrumentations in their latest mode);
+- the older ``gen_ai.system.message`` / ``user`` / ``assistant`` / ``tool`` span events and
+  ``gen_ai.choice`` (content in ``gen_ai.event.content``; Azure AI Inference, Semantic Kernel);
+- OpenInference's flattened ``llm.input_messages.N.message.*`` / ``llm.output_messages``
+  (Arize Phoenix's instrumentations).
+
+A file is an OTLP JSON export: one ``{"resourceSpans": [...]}`` object, or JSON Lines of
+them as the Collector's file exporter writes. Each conversation is rebuilt from its chat
+spans: a call's input holds the history so far, so the last call's input and output is
+the conversation; a call whose input does not continue an earlier call's starts another
+(a subagent in the same trace). Usage comes from ``gen_ai.usage.*`` (``llm.token_count.*``),
+the model from ``gen_ai.response.model`` / ``gen_ai.request.model`` (``llm.model_name``).
+
+A trace is a record of what happened, not a conversation a tool reads back, so it is not
+rewritten in place: an export is the conversation as an OpenAI Chat Completions request
+body (JSON; JSON Lines of bodies when the file holds several conversations), which
+toolclear, eino's and OpenAI's readers all take.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from ..errors import TranscriptError
+from ..model import Transcript, Usage
+from ._base import Builder, FormatReader, as_dict, compact_json, json_type, str_or_none
+from ._doc import BadLine, Document, Path, parse
+from .chat import Conversation, read_openai
+
+__all__ = ["OtelFormat"]
+
+_ROLE_EVENTS = {"gen_ai.system.message": "system", "gen_ai.user.message": "user",
+                "gen_ai.assistant.message": "assistant", "gen_ai.tool.message": "tool"}
+_OPENINFERENCE_IN, _OPENINFERENCE_OUT = "llm.input_messages.", "llm.output_messages."
+
+
+# ------------------------------------------------------------------ OTLP JSON
+
+
+def _key(d: dict[str, Any], camel: str, snake: str) -> Any:
+    """OTLP JSON writes lowerCamelCase keys; protobuf's own JSON may keep snake_case."""
+    return d[camel] if camel in d else d.get(snake)
+
+
+def _any_value(v: Any) -> Any:
+    """An OTLP ``AnyValue`` as a Python value."""
+    if not isinstance(v, dict):
+        return None
+    if "stringValue" in v or "string_value" in v:
+        return _key(v, "stringValue", "string_value")
+    if "intValue" in v or "int_value" in v:
+        raw = _key(v, "intValue", "int_value")
+        try:
+            return int(raw)
+        except (TypeError, ValueError):
+            return raw
+    if "doubleValue" in v or "double_value" in v:
+        return _key(v, "doubleValue", "double_value")
+    if "boolValue" in v or "bool_value" in v:
+        return _key(v, "boolValue", "bool_value")
+    if "arrayValue" in v or "array_value" in v:
+        values = (_key(v, "arrayValue", "array_value") or {}).get("values") or []
+        return [_any_value(x) for x in values] if isinstance(values, list) else []
+    if "kvlistValue" in v or "kvlist_value" in v:
+        return _attributes((_key(v, "kvlistValue", "kvlist_value") or {}).get("values"))
+    if "bytesValue" in v or "bytes_value" in v:
+        return _key(v, "bytesValue", "bytes_value")
+    return None
+
+
+def _attributes(kvs: Any) -> dict[str, Any]:
+    if not isinstance(kvs, list):
+        return {}
+    return {kv["key"]: _any_value(kv.get("value")) for kv in kvs if isinstance(kv, dict) and isinstance(kv.get("key"),
+                                                                                                          str)}
+
+
+def _resource_spans(value: Any) -> list[Any] | None:
+    if isinstance(value, dict):
+        rs = _key(value, "resourceSpans", "resource_spans")
+        return rs if isinstance(rs, list) else None
+    return None
+
+
+def _span_records(doc: Document) -> Iterator[tuple[Path, Any]]:
+    """(path, export request) of every OTLP export in the file."""
+    if doc.kind == "jsonl":
+        yield from (((i,), r) for i, r in doc.records())
+    else:
+        yield (), doc.value
+
+
+def _hex_id(raw: Any) -> str:
+    """A trace id in OTLP JSON's hex, whether written as hex or protobuf JSON's base64."""
+    if not isinstance(raw, str):
+        return ""
+    if len(raw) in (16, 32) and all(c in "0123456789abcdefABCDEF" for c in raw):
+        return raw.lower()
+    try:
+        return base64.b64decode(raw, validate=True).hex()
+    except (binascii.Error, ValueError):
+        return raw
+
+
+# ------------------------------------------------------------------ one chat span
+
+
+@dataclass
+class _Call:
+    """One model call read from a chat span: its input and output as Chat Completions
+    messages, and what it cost."""
+
+    trace: str
+    start: int
+    where: str
+    inputs: list[dict[str, Any]]
+    outputs: list[dict[str, Any]]
+    usage: Usage | None
+    model: str
+    agent: str = ""
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else compact_json(value) if value is not None else ""
+
+
+def _loads(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return None
+    return value
+
+
+def _arguments(value: Any) -> str:
+    return value if isinstance(value, str) else compact_json(value if value is not None else {})
+
+
+def _call(id: Any, name: Any, arguments: Any) -> dict[str, Any]:
+    return {"id": _text(id), "type": "function", "function": {"name": _text(name), "arguments": _arguments(arguments)}}
+
+
+def _media_part(part: dict[str, Any]) -> dict[str, Any] | None:
+    """An image part in Chat Completions' shape (so it is counted as an image)."""
+    mime = str_or_none(part.get("mime_type")) or ""
+    modality = str_or_none(part.get("modality")) or ""
+    if not (mime.startswith("image/") or modality == "image"):
+        return None
+    if isinstance(part.get("content"), str):  # a blob: base64 data
+        return {"type": "image_url", "image_url": {"url": f"data:{mime or 'image/png'};base64,{part['content']}"}}
+    if isinstance(part.get("uri"), str):
+        return {"type": "image_url", "image_url": {"url": part["uri"]}}
+    return None
+
+
+def _from_parts(messages: Any) -> list[dict[str, Any]]:
+    """GenAI semantic-convention messages (``{role, parts: [...]}``) as Chat Completions
+    messages: text parts joined, tool calls as ``tool_calls``, each tool-call response
+    its own ``tool`` message (pydantic-ai puts them in a user message, ``result``; the
+    convention's ``tool`` role with ``response``)."""
+    out: list[dict[str, Any]] = []
+    if not isinstance(messages, list):
+        return out
+    for m in messages:
+        if not isinstance(m, dict):
+            continue
+        role = str_or_none(m.get("role")) or "user"
+        texts: list[dict[str, Any]] = []
+        calls: list[dict[str, Any]] = []
+        for part in m.get("parts") or ():
+            if not isinstance(part, dict):
+                continue
+            kind = part.get("type")
+            if kind == "text":
+                texts.append({"type": "text", "text": _text(part.get("content"))})
+            elif kind == "tool_call":
+                calls.append(_call(part.get("id"), part.get("name"), part.get("arguments")))
+            elif kind == "tool_call_response":
+                result = next((part[k] for k in ("response", "result", "content") if k in part), "")
+                out.append({"role": "tool", "tool_call_id": _text(part.get("id")), "content": _text(result)})
+            elif (media := _media_part(part)) is not None:
+                texts.append(media)
+        if texts or calls or role in ("system", "assistant") and not out:
+            msg: dict[str, Any] = {"role": role if role != "tool" else "user"}
+            if all(t["type"] == "text" for t in texts):
+                msg["content"] = "\n".join(t["text"] for t in texts) if texts or not calls else None
+            else:
+                msg["content"] = texts
+            if calls:
+                msg["role"] = "assistant"
+                msg["tool_calls"] = calls
+            out.append(msg)
+    return out
+
+
+def _system_instructions(attrs: dict[str, Any]) -> list[dict[str, Any]]:
+    parts = _loads(attrs.get("gen_ai.system_instructions"))
+    if isinstance(parts, list):
+        text = "\n".join(_text(p.get("content")) for p in parts if isinstance(p, dict) and p.get("type") == "text")
+        return [{"role": "system", "content": text}] if text else []
+    if isinstance(parts, str) and parts:
+        return [{"role": "system", "content": parts}]
+    return []
+
+
+def _from_event(role: str, body: Any) -> dict[str, Any]:
+    """One ``gen_ai.*.message`` event (or a ``gen_ai.choice``'s message) as a Chat
+    Completions message."""
+    body = body if isinstance(body, dict) else {"content": body}
+    msg: dict[str, Any] = {"role": role, "content": _text(body.get("content")) if body.get("content") is not None
+                           else (None if body.get("tool_calls") else "")}
+    if role == "assistant" and isinstance(body.get("tool_calls"), list):
+        msg["tool_calls"] = [_call(c.get("id"), (c.get("function") or {}).get("name", c.get("name")),
+                                   (c.get("function") or {}).get("arguments", c.get("arguments")))
+                             for c in body["tool_calls"] if isinstance(c, dict)]
+    if role == "tool":
+        msg["tool_call_id"] = _text(body.get("tool_call_id", body.get("id")))
+    return msg
+
+
+def _from_events(events: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    inputs: list[dict[str, Any]] = []
+    outputs: list[dict[str, Any]] = []
+    for e in events if isinstance(events, list) else ():
+        if not isinstance(e, dict):
+            continue
+        name = e.get("name")
+        attrs = _attributes(e.get("attributes"))
+        body = _loads(attrs["gen_ai.event.content"]) if "gen_ai.event.content" in attrs else attrs
+        if name in _ROLE_EVENTS:
+            inputs.append(_from_event(_ROLE_EVENTS[name], body))
+        elif name == "gen_ai.choice":
+            message = body.get("message") if isinstance(body, dict) and isinstance(body.get("message"), dict) else body
+            outputs.append(_from_event("assistant", message))
+    return inputs, outputs
+
+
+def _nested(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """OpenInference's flattened ``prefix.N.message.a.b`` keys as a list of nested dicts."""
+    rows: dict[int, dict[str, Any]] = {}
+    for key, value in attrs.items():
+        if not key.startswith(prefix):
+            continue
+        index, _, rest = key[len(prefix):].partition(".")
+        if not index.isdigit():
+            continue
+        node = rows.setdefault(int(index), {})
+        parts = rest.split(".")
+        for p in parts[:-1]:
+            node = node.setdefault(p, {}) if isinstance(node.get(p, {}), dict) else {}
+        node[parts[-1]] = value
+    return [rows[i] for i in sorted(rows)]
+
+
+def _indexed(d: Any) -> list[Any]:
+    return [d[k] for k in sorted(d, key=int) if k.isdigit()] if isinstance(d, dict) else []
+
+
+def _from_openinference(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for row in rows:
+        m: dict[str, Any] = as_dict(row.get("message"))
+        role = str_or_none(m.get("role")) or "user"
+        msg: dict[str, Any] = {"role": role}
+        if "content" in m:
+            msg["content"] = _text(m["content"])
+        else:
+            texts = [(c.get("message_content") or {}) for c in _indexed(m.get("contents"))]
+            msg["content"] = "\n".join(_text(t.get("text")) for t in texts if t.get("type", "text") == "text")
+        calls = [c.get("tool_call") or {} for c in _indexed(m.get("tool_calls"))]
+        if calls:
+            msg["tool_calls"] = [_call(c.get("id"), (c.get("function") or {}).get("name"),
+                                       (c.get("function") or {}).get("arguments")) for c in calls]
+            if not msg["content"]:
+                msg["content"] = None
+        if role == "tool":
+            msg["tool_call_id"] = _text(m.get("tool_call_id"))
+        if isinstance(m.get("name"), str) and role != "tool":
+            msg["name"] = m["name"]
+        out.append(msg)
+    return out
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _usage(attrs: dict[str, Any], model: str, start: int) -> Usage | None:
+    """A call's usage. The conventions count cached tokens inside ``input_tokens``; they
+    come off it here (toolclear's ``input_tokens`` is the uncached prompt)."""
+    prompt = _int(attrs.get("gen_ai.usage.input_tokens", attrs.get("gen_ai.usage.prompt_tokens",
+                                                                    attrs.get("llm.token_count.prompt"))))
+    output = _int(attrs.get("gen_ai.usage.output_tokens", attrs.get("gen_ai.usage.completion_tokens",
+                                                                     attrs.get("llm.token_count.completion"))))
+    read = _int(attrs.get("gen_ai.usage.cache_read.input_tokens",
+                          attrs.get("gen_ai.usage.cache_read_input_tokens",
+                                    attrs.get("llm.token_count.prompt_details.cache_read"))))
+    write = _int(attrs.get("gen_ai.usage.cache_creation.input_tokens",
+                           attrs.get("gen_ai.usage.cache_creation_input_tokens",
+                                     attrs.get("llm.token_count.prompt_details.cache_write"))))
+    if not (prompt or output):
+        return None
+    read, write = min(read, prompt), min(write, max(prompt - read, 0))
+    when = datetime.fromtimestamp(start / 1e9, tz=timezone.utc).isoformat().replace("+00:00", "Z") if start else ""
+    source = "llm.token_count" if "llm.token_count.prompt" in attrs else "gen_ai.usage"
+    return Usage(input_tokens=prompt - read - write, output_tokens=output, cache_read_tokens=read,
+                 cache_write_tokens=write, model=model, timestamp=when, source=source)
+
+
+def _read_span(span: dict[str, Any], where: str) -> _Call | None:
+    """A chat span's call, or None for any other span (tools, agent runs, HTTP)."""
+    attrs = _attributes(span.get("attributes"))
+    start = _int(_to_int(_key(span, "startTimeUnixNano", "start_time_unix_nano")))
+    trace = _hex_id(_key(span, "traceId", "trace_id"))
+    model = str_or_none(attrs.get("gen_ai.response.model")) or str_or_none(attrs.get("gen_ai.request.model")) or \
+        str_or_none(attrs.get("llm.model_name")) or ""
+    agent = str_or_none(attrs.get("gen_ai.agent.name")) or ""
+    if "gen_ai.input.messages" in attrs or "gen_ai.output.messages" in attrs:
+        inputs = _system_instructions(attrs) + _from_parts(_loads(attrs.get("gen_ai.input.messages")))
+        outputs = _from_parts(_loads(attrs.get("gen_ai.output.messages")))
+    elif any(k.startswith((_OPENINFERENCE_IN, _OPENINFERENCE_OUT)) for k in attrs):
+        inputs = _from_openinference(_nested(attrs, _OPENINFERENCE_IN))
+        outputs = _from_openinference(_nested(attrs, _OPENINFERENCE_OUT))
+    elif any(isinstance(e, dict) and (e.get("name") in _ROLE_EVENTS or e.get("name") == "gen_ai.choice")
+             for e in span.get("events") or ()):
+        inputs, outputs = _from_events(span.get("events"))
+    elif attrs.get("gen_ai.operation.name") in ("chat", "text_completion", "generate_content") or \
+            attrs.get("openinference.span.kind") == "LLM":
+        return _Call(trace, start, where, [], [], _usage(attrs, model, start), model, agent)
+    else:
+        return None
+    return _Call(trace, start, where, inputs, outputs, _usage(attrs, model, start), model, agent)
+
+
+def _to_int(value: Any) -> Any:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+# ------------------------------------------------------------------ conversations
+
+
+def _calls(doc: Document) -> tuple[list[_Call], int, list[str]]:
+    """Every model call in the export, how many other spans it holds, and what was
+    skipped (each named by its line)."""
+    calls: list[_Call] = []
+    warnings: list[str] = []
+    other = 0
+    for base, request in _span_records(doc):
+        here = f"line {base[0] + 1}" if base else "$"
+        if isinstance(request, BadLine):
+            warnings.append(f"line {request.line} is not JSON ({request.error}); skipped")
+            continue
+        resource_spans = _resource_spans(request)
+        if resource_spans is None:
+            warnings.append(f"{here}: {json_type(request)} without 'resourceSpans'; skipped")
+            continue
+        for i, rs in enumerate(resource_spans):
+            scopes = as_dict(rs).get("scopeSpans", as_dict(rs).get("scope_spans"))
+            if scopes is None:  # exports before OTLP 0.19
+                scopes = as_dict(rs).get("instrumentationLibrarySpans")
+            for j, scope in enumerate(scopes if isinstance(scopes, list) else ()):
+                spans = as_dict(scope).get("spans")
+                for k, span in enumerate(spans if isinstance(spans, list) else ()):
+                    call = _read_span(span, f"{here}: resourceSpans[{i}].scopeSpans[{j}].spans[{k}]") if isinstance(
+                        span, dict) else None
+                    if call is None:
+                        other += 1
+                    else:
+                        calls.append(call)
+    return calls, other, warnings
+
+
+def _shape(m: dict[str, Any]) -> tuple[Any, ...]:
+    """What two records of one message share across calls."""
+    calls = tuple(c.get("id") for c in m.get("tool_calls") or ())
+    return m.get("role"), m.get("tool_call_id"), calls, _text(m.get("content"))
+
+
+@dataclass
+class _Run:
+    calls: list[_Call] = field(default_factory=list)
+    rewritten: int = 0
+    """Calls whose input did not hold the history before them (the agent changed it)."""
+
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        last = self.calls[-1]
+        return last.inputs + last.outputs
+
+
+def _continues(run: _Run, call: _Call) -> bool:
+    seen = [_shape(m) for m in run.history]
+    return len(call.inputs) >= len(seen) and [_shape(m) for m in call.inputs[:len(seen)]] == seen
+
+
+def _same_start(run: _Run, call: _Call) -> bool:
+    """The same system prompt and first request (the first two messages)."""
+    head = [_shape(m) for m in run.calls[0].inputs[:2]]
+    return len(call.inputs) >= len(head) and [_shape(m) for m in call.inputs[:len(head)]] == head
+
+
+def _runs(calls: list[_Call]) -> list[_Run]:
+    """Chat calls grouped into conversations, in start order: each call joins the
+    conversation whose history its input continues (one of its own trace first: an agent
+    loop without a parent span puts each call in a trace of its own), else starts one."""
+    runs: list[_Run] = []
+    for call in sorted(calls, key=lambda c: c.start):
+        target = None
+        if call.inputs:
+            going = [r for r in reversed(runs) if _continues(r, call)]
+            target = next((r for r in going if r.calls[-1].trace == call.trace), going[0] if going else None)
+            if target is None:  # the same run with its history changed (its own clearing, a compaction)
+                target = next((r for r in reversed(runs) if r.calls[-1].trace == call.trace and _same_start(r, call)),
+                              None)
+                if target is not None:
+                    target.rewritten += 1
+        if target is None:
+            target = _Run()
+            runs.append(target)
+        target.calls.append(call)
+    return runs
+
+
+class OtelFormat(FormatReader):
+    name = "otel"
+    label = "OpenTelemetry GenAI traces (OTLP JSON)"
+    aliases = ("opentelemetry", "otlp", "otlp-json", "traces")
+    where_found = ("an OTLP JSON export of your agent's traces (a collector's file exporter, Logfire / Langfuse / "
+                   "Phoenix exports): gen_ai.input.messages, gen_ai.*.message events, OpenInference llm.*_messages")
+    tool_result = "each tool message of a conversation rebuilt from its chat spans (the last call's input)"
+    export_changes = ("traces are not rewritten in place: the conversation is written as an OpenAI Chat "
+                      "request body with the cleared results (JSON Lines of bodies for a JSON Lines file, a list "
+                      "of bodies for several conversations)")
+    expects = "an OTLP JSON export: an object with 'resourceSpans', or JSON Lines of them"
+    writes_as = "openai"
+
+    def sniff(self, doc: Document) -> bool:
+        return any(_resource_spans(v) is not None for _, v in _span_records(doc))
+
+    def read(self, doc: Document, source: str) -> list[Transcript]:
+        calls, other, warnings = _calls(doc)
+        bare = [c for c in calls if not c.inputs and not c.outputs]
+        runs = _runs([c for c in calls if c.inputs or c.outputs])
+        if not runs:
+            raise TranscriptError(
+                f"no model call's messages in this OTLP export ({len(bare)} model-call spans without them, "
+                f"{other} other spans): record them with your instrumentation's content capture "
+                "(gen_ai.input.messages, gen_ai.*.message events or llm.input_messages)")
+        if bare:
+            warnings.append(f"{len(bare)} model-call spans record no messages (content capture off?); skipped")
+        bodies = [{"model": next((c.model for c in reversed(r.calls) if c.model), ""),
+                   "metadata": {"otel_trace_id": r.calls[0].trace}, "messages": r.history} for r in runs]
+        # the export keeps the file's kind: JSON Lines of bodies for JSON Lines; else one
+        # body, or a list of them (several conversations)
+        if doc.kind == "jsonl":
+            text = "".join(json.dumps(b, ensure_ascii=False) + "\n" for b in bodies)
+        else:
+            text = json.dumps(bodies[0] if len(bodies) == 1 else bodies, indent=2, ensure_ascii=False) + "\n"
+        out_doc = parse(text.encode())
+        out: list[Transcript] = []
+        for n, (run, body) in enumerate(zip(runs, bodies)):
+            base_path: Path = (n,) if out_doc.kind == "jsonl" or len(bodies) > 1 else ()
+            conv = Conversation([(base_path + ("messages", j), m) for j, m in enumerate(body["messages"])])
+            b = Builder(out_doc)
+            read_openai(out_doc, conv, b, eino=False)
+            if not out:
+                b.warnings.extend(warnings)
+            self._usage(b, run)
+            trace = run.calls[0].trace
+            traces = len({c.trace for c in run.calls})
+            b.notes.append(f"rebuilt from {len(run.calls)} chat span(s) of "
+                           + (f"trace {trace[:16] or '?'}" if traces == 1 else f"{traces} traces")
+                           + " (the last call's input and output); exports write it as an OpenAI Chat request "
+                           "body, the trace itself is not rewritten")
+            if run.rewritten:
+                b.notes.append(f"{run.rewritten} call(s) of this trace were sent a history the agent had changed "
+                               "(its own clearing or a compaction): the conversation is what the last call was sent")
+            if other and not out:
+                b.notes.append(f"{other} other spans (agent runs, tool executions, HTTP) are not model calls; "
+                               "the conversation holds what they did")
+            agent = next((c.agent for c in run.calls if c.agent), "")
+            same = [r for r in runs if r.calls[0].trace == trace]
+            ident = (trace or f"conversation {n + 1}") + (f"/{same.index(run) + 1}" if len(same) > 1 else "")
+            out.append(b.build(self.name, id=ident, source=source, title=agent or f"trace {trace[:8]}",
+                               container="OpenTelemetry trace"))
+        return out
+
+    @staticmethod
+    def _usage(b: Builder, run: _Run) -> None:
+        """Each call's usage on the reply it produced: the message right after its input."""
+        for call in run.calls:
+            index = len(call.inputs)
+            if call.usage is not None and index < len(b.messages) and b.messages[index].role == "assistant":
+                b.set_usage(index, call.usage)

@@ -13,6 +13,7 @@ OpenTelemetry Collector's file exporter writes. Ids and times differ on every ru
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import threading
@@ -123,7 +124,21 @@ def pydantic_ai_run() -> list[Any]:
         agent.instrument = InstrumentationSettings(tracer_provider=provider)
         for name, fn in TOOLS.items():
             agent.tool_plain(name=name)(fn)
-        agent.run_sync(QUESTION)
+        # In a thread of its own with a fresh event loop: a test suite may leave the main
+        # thread's loop marked as running, which run_sync would trip over.
+        failed: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                asyncio.run(agent.run(QUESTION))
+            except BaseException as error:  # handed back to the caller
+                failed.append(error)
+
+        worker = threading.Thread(target=run)
+        worker.start()
+        worker.join()
+        if failed:
+            raise failed[0]
     return list(exporter.get_finished_spans())
 
 

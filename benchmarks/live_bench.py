@@ -176,7 +176,7 @@ def rows() -> list[tuple[str, str, str]]:
             ms = min(per_call(make(config), hist, persist=mode == "persist") for _ in range(3))
             out.append((f"live, {N:,} messages: {fw}, {mode}, {name} policy", f"{ms:.3f} ms",
                         f"{ms / floor:.0f} x floor; < 1 ms {'ok' if ms < 1 else 'MISSED'}"))
-        ms = sdk_runner_ms(config)
+        ms = min(sdk_runner_ms(config) for _ in range(3))
         out.append((f"live, {N:,} items: Agents SDK in a real Runner, {name} policy", f"{ms:.3f} ms",
                     f"{ms / floor:.0f} x floor; < 0.5 ms {'ok' if ms < 0.5 else 'MISSED'}"))
     return out

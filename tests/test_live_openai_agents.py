@@ -144,3 +144,36 @@ def test_clear_tool_inputs_is_refused_when_the_filter_is_built() -> None:
                    tc.LangChainClearToolUsesConfig(clear_tool_inputs=True)):
         with pytest.raises(tc.ConfigError, match="clear_tool_inputs"):
             call_model_input_filter(config)
+
+
+def test_an_item_shown_changed_then_as_it_was_is_sent_as_the_sdk_gave_it() -> None:
+    """Items equal to the previous call's are not looked at again, only the messages
+    shown differently from the previous call: one the policy changed and then shows as
+    it was goes back to the SDK's own item."""
+    from toolclear.integrations.openai_agents import _ItemsLive
+
+    script: list[set[int]] = [{2}, {2}, set()]  # which messages the policy shows cleared, call by call
+
+    class Scripted(_ItemsLive):
+        def shown(self, messages: Any, conv: Any = None) -> Any:
+            cleared = script.pop(0)
+            conv.growing.shown = []  # (read by the adapter as: an engine advanced call by call)
+            keep = getattr(self, "kept", {})
+            out = [keep.setdefault(i, m.with_content("[cleared]")) if i in cleared else m
+                   for i, m in enumerate(messages)]
+            self.kept = keep
+            return out
+
+    live = Scripted(tc.ClearToolResultConfig(0, 0, "[cleared]"), per_call=True)
+    items = [{"role": "user", "content": "go"},
+             {"type": "function_call", "call_id": "c0", "name": "read", "arguments": "{}"},
+             {"type": "function_call_output", "call_id": "c0", "output": "x" * 500}]
+    more = [{"type": "function_call", "call_id": "c1", "name": "read", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c1", "output": "y" * 500}]
+    first = live.edit(items)
+    assert first is not None and first[2]["output"] == "[cleared]" and items[2]["output"] == "x" * 500
+    second = live.edit([dict(i) for i in items + more])  # new dicts, equal values: as the SDK hands them
+    assert second is not None and second[2]["output"] == "[cleared]" and second[4]["output"] == "y" * 500
+    third = live.edit([dict(i) for i in items + more])
+    assert third is None  # nothing shown changed: the SDK's items go as they are
+    assert not script

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
+from itertools import compress
+from operator import eq, is_not
 from typing import Any
 
 from ..errors import ConfigError, TranscriptError
@@ -44,6 +46,10 @@ class _Items(Conversation):
         self.read: Builder | None = None
         self.starts: list[int] = []  # the item each message of ``read`` begins at
         self.same = 0  # leading items equal to the previous call's
+        self.grown = False  # this call's items are the previous call's (by value) and more
+        self.shown: list[Any] | None = None  # the previous call's messages as shown
+        self.edited: list[Any] = []  # the previous call's items as sent (edited or not)
+        self.changed: set[int] = set()  # messages the policy shows changed
 
 
 class _ItemsLive(Live):
@@ -66,14 +72,15 @@ class _ItemsLive(Live):
         tail: tuple[list[Any], list[Any]] = ([], [])
         if old is not None:
             same = len(values)
-            # list equality compares item by item in C, equal objects first by identity
-            grown = same >= len(state.values) and values[:len(state.values)] == state.values
+            # compared item by item in C (no slice copied), equal objects first by identity
+            grown = same >= len(state.values) and all(map(eq, values, state.values))
             if not grown:
                 same = next((j for j, (a, b) in enumerate(zip(values, state.values)) if a != b),
                             min(len(values), len(state.values)))
             state.same = len(state.values) if grown else same
             # messages wholly made of unchanged items, the last one excepted
             keep = max(0, bisect_right(state.starts, same) - 1)
+        state.grown = grown
         b = Builder(doc)
         starts: list[int] = []
         first = 0
@@ -113,17 +120,49 @@ class _ItemsLive(Live):
             return self._edit(items)
 
     def _edit(self, items: Sequence[Any]) -> list[Any] | None:
-        raw = [i if i.__class__ is dict else _item(i) for i in items]
-        # conversations told apart by their first items' values (the SDK rebuilds items)
-        state = self.conversation(json.dumps(raw[:2], sort_keys=True, default=str))
+        # the SDK hands over dicts (checked in C); its models, when given, are dumped
+        raw = list(items) if set(map(type, items)) <= {dict} else [i if i.__class__ is dict else _item(i)
+                                                                  for i in items]
+        # conversations told apart by their first items' values (the SDK rebuilds items;
+        # it dumps them with their keys in one order, so their repr is a key)
+        state = self.conversation(repr(raw[:2]))
         assert isinstance(state, _Items)
         b, doc = self.messages(state, raw)
         before = tuple(b.messages)
         shown = self.shown(before, state)
-        changed = self.changes(before, shown, state)
-        if not changed:
-            return None
-        edited: list[Any] = list(items)
+        previous = state.shown
+        if previous is not None and state.grown and state.growing is not None and len(shown) >= len(previous):
+            # the previous call's items as sent, grown by the new ones: only messages shown
+            # differently from the previous call (newly changed, or changed back) and the
+            # new ones are looked at, so a call costs what changed, not the whole history
+            k = len(previous)
+            look = list(compress(range(k), map(is_not, shown, previous)))
+            look += [i for i in range(k, len(shown)) if shown[i] is not before[i]]
+            edited = state.edited[:state.same] + list(items[state.same:])
+        else:
+            look = list(range(len(shown)))
+            edited = list(items)
+            state.changed = set()
+        changed: list[int] = []
+        starts = state.starts
+        for i in look:
+            a, s = before[i], shown[i]
+            if a is not s and (a.content != s.content or a.tool_calls != s.tool_calls):
+                changed.append(i)
+                state.changed.add(i)
+            elif i in state.changed:  # shown as it is again: its items as the SDK gave them
+                state.changed.discard(i)
+                end = starts[i + 1] if i + 1 < len(starts) else len(items)
+                edited[starts[i]:end] = items[starts[i]:end]
+        if changed:
+            self._apply(state, b, doc, items, before, shown, changed, edited)
+        state.shown, state.edited = list(shown), edited
+        return list(edited) if state.changed else None
+
+    @staticmethod
+    def _apply(state: _Items, b: Builder, doc: Document, items: Sequence[Any], before: Sequence[Any],
+               shown: Sequence[Any], changed: list[int], edited: list[Any]) -> None:
+        """Write the policy's edit of each changed message into ``edited``."""
         copies = state.copies  # item index -> (the item, the message shown for it, its edited copy)
         if len(copies) > 2 * len(items) + 64:
             copies.clear()
@@ -139,14 +178,13 @@ class _ItemsLive(Live):
             else:
                 todo.append(i)
         if todo:
-            binding = Binding(doc, tuple(b.slots), before, tuple(b.blanks) if any(b.blanks) else ())
+            binding = Binding(doc, tuple(b.slots), tuple(before), tuple(b.blanks) if any(b.blanks) else ())
             at = {starts[i]: i for i in todo if b.slots[i] and b.slots[i][0][0] == starts[i]}  # item -> its message
             for path, new in binding.edits(shown, "Agents SDK input", todo).items():
                 j = path[0]
                 edited[j] = _set(edited[j] if edited[j] is not items[j] else value[j], path[1:], new)
                 if j in at:
                     copies[j] = (value[j], shown[at[j]], edited[j])
-        return edited
 
 
 def _set(value: Any, path: Sequence[Any], new: Any) -> Any:

@@ -194,12 +194,12 @@ def test_calibrated_model_within_15_percent_of_claude_code_sessions(path) -> Non
     rec = tc.recorded_cost(t.messages, preset)
     sim = tc.cost(rp, preset, calibrate=True, compactions=[k for k, _ in t.marks])
     err = abs(sim.input_dollars_without_policy - rec.input_dollars) / rec.input_dollars
-    # Sessions that wrote 1-hour cache entries: the recorded bill now prices those writes at
-    # the 1-hour rate (it priced them at the 5-minute rate, as the model did, and the two
-    # errors cancelled). The model writes fewer tokens than Claude Code did (196k against
-    # 342k on cc-2.1.36): measured here at 23-25 % under, the gap issue 24 still tracks.
+    # Sessions that wrote 1-hour cache entries are priced at the 1-hour rate, and the cache
+    # resets Claude Code's log shows (the message prefix dropped on a new turn or a resumed
+    # session, within the hour) happen in the model too: without them the model wrote 196k
+    # tokens where Claude Code wrote 342k on cc-2.1.36, 24 % under.
     one_hour = any(m.usage is not None and m.usage.cache_write_1h_tokens for m in t.messages)
-    assert err < (0.25 if one_hour else 0.15), f"{err:.1%}"
+    assert err < 0.15, f"{err:.1%}"
     if one_hour:
         assert any("1-hour" in a for a in sim.assumptions)
     assert compactions_of(t.messages) == tuple(k for k, _ in t.marks)  # found without the marks too
@@ -238,10 +238,14 @@ def test_fast_pricing_equals_the_call_by_call_reference(seed) -> None:
         config = rng.choice(POLICIES)
         rp = tc.replay(msgs, config, backend=tc.MemoryBackend() if isinstance(config, tc.EinoReductionConfig)
                        and not config.skip_truncation else None)
+        calls = [s.call_index for s in rp.model_call_steps]
+        # caches the log saw dropped at some calls (cache_resets): to nothing, or to a first part
+        resets = {i: rng.choice([0, 300, 2_000]) for i in calls[1:] if rng.random() < 0.2}
         for pricing in KINDS:
             for with_policy in (True, False):
-                fast = cost_mod._price_fast(rp, pricing, pricing.overhead_tokens, 1.3, with_policy, (), 0)
-                slow = cost_mod._price_loop(rp, pricing, pricing.overhead_tokens, 1.3, with_policy, (), 0)
+                fast = cost_mod._price_fast(rp, pricing, pricing.overhead_tokens, 1.3, with_policy, (), 0,
+                                            resets=resets)
+                slow = cost_mod._price_loop(rp, pricing, pricing.overhead_tokens, 1.3, with_policy, (), 0, resets)
                 f_rows, s_rows = cost_mod._rows(fast), cost_mod._rows(slow)
                 assert [r[:6] + (r.cache_break,) for r in f_rows] == [r[:6] + (r.cache_break,) for r in s_rows], (
                     config, pricing.cache, with_policy)
@@ -390,3 +394,44 @@ def test_recorded_cost_prices_one_hour_writes_and_skips_synthetic_replies() -> N
     opus, haiku = tc.pricing_for("claude-opus-4-5"), tc.pricing_for("claude-haiku-4-5")
     want = (10 * opus.input + 600_000 * opus.cache_write + 400_000 * opus.cache_write_1h) / 1e6 + haiku.input
     assert len(c.calls) == 2 and c.input_dollars == pytest.approx(want)
+
+
+def _usage_run(reads: list[int], gaps: list[int], prompt_step: int = 5_000) -> list[tc.Message]:
+    """user | assistant ... with recorded usage: call k sent 20,000 + k * prompt_step
+    tokens and read ``reads[k]`` of them, ``gaps[k]`` seconds after the call before."""
+    out, t = [], T0
+    for k, (r, gap) in enumerate(zip(reads, gaps)):
+        t = t + timedelta(seconds=gap)
+        prompt = 20_000 + k * prompt_step
+        out.append(tc.Message("user", text(prompt_step)))
+        out.append(tc.Message("assistant", "a", usage=tc.Usage(
+            input_tokens=10, cache_read_tokens=r, cache_write_tokens=prompt - r - 10, timestamp=t.isoformat(),
+            model="claude-sonnet-4-5")))
+    return out
+
+
+def test_a_cache_the_log_saw_dropped_is_a_reset_and_nothing_else_is() -> None:
+    from toolclear.billing import cache_resets
+
+    msgs = _usage_run([0, 19_990, 10_000, 29_990, 16_000, 10_000], [0, 10, 20, 30, 400, 10])
+    # call 2 read 10,000 of the 25,000 call 1 left: a reset; call 5 read 10,000 of 40,000
+    # ten seconds on: another. Call 4 read 16,000 of 35,000, but 400 s on: the 5-minute
+    # cache had expired (a reset only within the hour-long one)
+    assert cache_resets(tuple(msgs), 300) == {5: 10_000, 11: 10_000}
+    assert cache_resets(tuple(msgs), 3_600) == {5: 10_000, 9: 16_000, 11: 10_000}
+    assert cache_resets(tuple(msgs), 300, cuts=(10,)) == {5: 10_000}  # a compaction explains call 5's drop
+    assert cache_resets(tuple(_usage_run([0, 19_990, 13_000], [0, 10, 10])), 300) == {}  # more than half read
+
+
+def test_a_reset_caps_the_read_with_and_without_the_policy() -> None:
+    msgs = _usage_run([0, 19_990, 10_000, 29_990], [0, 10, 20, 30])
+    p = tc.Pricing(input=3.0, output=15.0, cache_write=3.75, cache_read=0.3, cache="anthropic", min_cacheable=1024,
+                   overhead_tokens=16_000)
+    policy = tc.ClearToolResultConfig(0, 0)
+    c = tc.cost(tc.replay(msgs, policy), p)
+    assert c.calls_without_policy[2].cache_read_tokens == 10_000  # what the log's cache held, not the prefix
+    assert c.calls[2].cache_read_tokens == 10_000
+    assert c.calls_without_policy[3].cache_read_tokens > 10_000  # the entry written at the reset is read
+    assert any("held only its first tokens" in a for a in c.assumptions)
+    plain = tc.cost(tc.replay([tc.Message(m.role, m.content) for m in msgs], policy), p)
+    assert plain.calls_without_policy[2].cache_read_tokens > 10_000  # no recorded usage: no reset

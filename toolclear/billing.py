@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ._gc import paused_gc
 from ._kept import KeptFor
-from .calibration import cut_before, fit_line, prefix_sums
+from .calibration import MAX_SCALE, MIN_SCALE, cut_before, fit_line, prefix_sums
 from .errors import ConfigError
 from .model import Message
 from .result import Result
@@ -350,17 +350,23 @@ class _Cache:
         while self.entries and self.entries[-1][0] > index:
             self.entries.pop()
 
-    def call(self, end: int, prompt: int, shared: int, now: float | None) -> tuple[int, int, int]:
+    def call(self, end: int, prompt: int, shared: int, now: float | None,
+             cap: int | None = None) -> tuple[int, int, int]:
         """(uncached, write, read) for a prompt of ``prompt`` tokens ending at message
-        ``end``; ``shared`` is its common prefix with the last prompt (openai, gemini)."""
+        ``end``; ``shared`` is its common prefix with the last prompt (openai, gemini);
+        ``cap``: the log's cache held only that much at this call (``cache_resets``)."""
         p = self.p
         if p.cache == "none":
             return prompt, 0, 0
         while self.entries and not self._alive(self.entries[-1][2], now):
             self.entries.clear()
+        if cap is not None:
+            self.entries.clear()
         hit = self.entries[-1][1] if self.entries else 0
         if self.base and self._alive(self.base_used, now) and self.base_alive:
             hit = max(hit, self.base)
+        if cap is not None:
+            hit = min(hit, cap)
         if p.cache == "anthropic":
             if prompt < p.min_cacheable:
                 return prompt, 0, 0
@@ -374,6 +380,8 @@ class _Cache:
         else:
             common = self.base if self.base_alive else 0  # a warm start (calibration)
         self.sent, self.last = True, now
+        if cap is not None:
+            common = min(common, cap)
         if p.cache == "openai":
             common = (common // 128) * 128
         read = common if common >= p.min_cacheable and prompt >= p.min_cacheable else 0
@@ -389,12 +397,12 @@ def _output_tokens(m: Message, count: int, scale: float) -> int:
 
 
 def _price_loop(result: Result, pricing: Pricing, overhead: int, scale: float, with_policy: bool,
-                cuts: Sequence[int], warm: int = 0) -> dict[str, list[Any]]:
-    return _columns(_price_run(result, pricing, overhead, scale, with_policy, cuts, warm))
+                cuts: Sequence[int], warm: int = 0, resets: Mapping[int, int] | None = None) -> dict[str, list[Any]]:
+    return _columns(_price_run(result, pricing, overhead, scale, with_policy, cuts, warm, resets))
 
 
 def _price_run(result: Result, pricing: Pricing, overhead: int, scale: float, with_policy: bool,
-               cuts: Sequence[int], warm: int = 0) -> tuple[CallCost, ...]:
+               cuts: Sequence[int], warm: int = 0, resets: Mapping[int, int] | None = None) -> tuple[CallCost, ...]:
     """The reference: one call at a time, the cache's entries kept as a stack."""
     steps = result.model_call_steps
     msgs = result.messages
@@ -434,7 +442,7 @@ def _price_run(result: Result, pricing: Pricing, overhead: int, scale: float, wi
         else:
             shared = overhead + round((tree.prefix(max(shared_end, cut)) - base) * scale)
         now = _timestamp(msgs[end]) if end < len(msgs) else None
-        uncached, write, read = cache_.call(end, prompt, shared, now)
+        uncached, write, read = cache_.call(end, prompt, shared, now, resets.get(end) if resets else None)
         output = _output_tokens(msgs[end], counts[end], scale) if end < len(msgs) else 0
         input_dollars = pricing.dollars(uncached, write, read, 0)
         broke = bool(with_policy and step.cache_break)
@@ -470,6 +478,43 @@ def _log_facts(messages: Sequence[Message]) -> tuple[tuple[int, ...], tuple[int,
         recorded = tuple(i for i, u in enumerate(usage) if u is not None) if usage.count(None) < len(usage) else ()
         return compactions_of(messages), recorded
     return _log_facts_kept.get(messages, read)
+
+
+_resets_kept: KeptFor[dict[int, int]] = KeptFor(8)
+
+
+def cache_resets(messages: Sequence[Message], ttl: int, cuts: Sequence[int] = ()) -> dict[int, int]:
+    """The calls at which the log's cache held far less than the call before it left
+    there (message index -> the tokens it read): a call that read less than half of the
+    previous call's prompt, within the cache's lifetime and with no compaction between.
+    The client or the provider dropped the cached prefix there (Claude Code does on some
+    new user turns and on a resumed session, keeping only its system prompt and tools);
+    it is a fact of the run, as its call times are, so a simulated run, with or without a
+    policy, finds no more than that in the cache at that call."""
+    cut_list = tuple(sorted(cuts))
+
+    def read() -> dict[int, int]:
+        from bisect import bisect_right
+
+        out: dict[int, int] = {}
+        prev: tuple[int, int, float | None] | None = None
+        for i in _log_facts(messages)[1]:
+            m = messages[i]
+            u = m.usage
+            if m.role != "assistant" or u is None or u.model == SYNTHETIC_MODEL or u.prompt_tokens <= 0:
+                continue
+            now = _timestamp(m)
+            if prev is not None:
+                j, held, then = prev
+                cut_between = bisect_right(cut_list, i) > bisect_right(cut_list, j)
+                fresh = now is None or then is None or now - then <= ttl
+                if fresh and not cut_between and 2 * u.cache_read_tokens < held:
+                    out[i] = u.cache_read_tokens
+            prev = (i, u.prompt_tokens, now)
+        return out
+    if not isinstance(messages, tuple):
+        return read()
+    return _resets_kept.get(messages, read, extra=(ttl, cut_list))
 
 
 def _int_array(np: Any, values: Sequence[int]) -> Any:
@@ -558,7 +603,8 @@ def _call_facts(result: Result, scale: float) -> dict[str, Any]:
             "timed": bool(recorded) and not bool(np.isnan(times).all())}
 
 
-def _anthropic_tops(np: Any, broke: Any, first: Any, ends: Any, times: Any | None, entry: Any, ttl: int) -> Any:
+def _anthropic_tops(np: Any, broke: Any, first: Any, ends: Any, times: Any | None, entry: Any, ttl: int,
+                    reset: Any) -> Any:
     """For each call, the call whose cache entry it reads from Anthropic's cache (-1:
     none), all calls at once.
 
@@ -591,9 +637,11 @@ def _anthropic_tops(np: Any, broke: Any, first: Any, ends: Any, times: Any | Non
     last_outliving = np.maximum.accumulate(np.where(outlives, idx, minus))
     before_break = np.where(last_break > 0, last_outliving[np.maximum(last_break - 1, 0)], minus)
     top = np.where(last_entry >= last_break, last_entry, before_break)
-    if times is None:  # no call times: nothing expires
+    expired = reset.copy()  # a reset the log recorded empties the cache, as an expiry does
+    if times is not None:  # without call times nothing expires
+        expired |= (top >= 0) & (times - times[np.maximum(top, 0)] > ttl)  # nan times never expire
+    if not expired.any():
         return top
-    expired = (top >= 0) & (times - times[np.maximum(top, 0)] > ttl)  # nan times never expire
     emptied = np.maximum.accumulate(np.where(expired, idx, -1))  # the latest emptying at or before each call
     return np.where((top >= 0) & ~expired & (top >= emptied), top, -1)
 
@@ -617,17 +665,17 @@ def _breaks(np: Any, f: Mapping[str, Any], with_policy: bool) -> tuple[Any, Any]
 
 
 def _anthropic_hits(np: Any, p: Pricing, prompt: Any, broke: Any, first: Any, ends: Any, times: Any,
-                    expired: Any, alive: Any, overhead: int, base: int, timed: bool) -> Any:
+                    expired: Any, alive: Any, overhead: int, base: int, timed: bool, reset: Any) -> Any:
     """The tokens each call reads from Anthropic's cache (before the minimum-length check
-    of its own prompt)."""
+    of its own prompt, and before a reset's cap)."""
     k_n = len(prompt)
     entry_a = prompt >= p.min_cacheable
     if not broke.any() and not (entry_a[:-1] & ~entry_a[1:]).any():
         # no change and no entry missing after the first: the top is the last call's
         hit = np.zeros(k_n, dtype=np.int64)
-        hit[1:] = np.where(entry_a[:-1] & ~expired[1:], prompt[:-1], 0)
+        hit[1:] = np.where(entry_a[:-1] & ~expired[1:] & ~reset[1:], prompt[:-1], 0)
     else:
-        top = _anthropic_tops(np, broke, first, ends, times if timed else None, entry_a, p.ttl_seconds)
+        top = _anthropic_tops(np, broke, first, ends, times if timed else None, entry_a, p.ttl_seconds, reset)
         hit = np.where(top >= 0, prompt[np.maximum(top, 0)], 0)
     if base or overhead:
         base_ok = np.full(k_n, base >= p.min_cacheable) if base else np.zeros(k_n, dtype=bool)
@@ -654,7 +702,8 @@ def _shared(np: Any, result: Result, f: Mapping[str, Any], prompt: Any, broke: A
 
 
 def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, with_policy: bool,
-                cuts: Sequence[int], warm: int = 0, facts: Any = None) -> dict[str, Any]:
+                cuts: Sequence[int], warm: int = 0, facts: Any = None,
+                resets: Mapping[int, int] | None = None) -> dict[str, Any]:
     """The same prices as ``_price_run`` with numpy over all calls at once; only calls
     whose cache entry a change invalidated are worked one by one. Falls back to the
     reference when a change reaches below an earlier change of the same run (policies
@@ -678,7 +727,14 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
     broke, first = _breaks(np, f, with_policy)
     if broke is None:
         # a change below an earlier one: the reference's stack of prefixes handles it
-        return _price_loop(result, pricing, overhead, scale, with_policy, cuts, warm)
+        return _price_loop(result, pricing, overhead, scale, with_policy, cuts, warm, resets)
+    reset = np.zeros(k_n, dtype=bool)
+    cap = np.zeros(k_n, dtype=np.int64)
+    if resets:
+        keys = np.fromiter(resets, dtype=np.int64, count=len(resets))
+        at = np.flatnonzero(np.isin(ends, keys))
+        reset[at] = True
+        cap[at] = [resets[int(e)] for e in ends[at].tolist()]
     alive = ~expired
     alive[0] = False
     uncached = np.zeros(k_n, dtype=np.int64)
@@ -688,7 +744,10 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
     if p.cache == "none":
         uncached = prompt.copy()
     elif p.cache == "anthropic":
-        hit = _anthropic_hits(np, p, prompt, broke, first, ends, times, expired, alive, overhead, base, f["timed"])
+        hit = _anthropic_hits(np, p, prompt, broke, first, ends, times, expired, alive, overhead, base, f["timed"],
+                              reset)
+        hit = np.where(reset, np.minimum(hit, cap), hit)
+        hit = np.where(hit >= p.min_cacheable, hit, 0)
         small = prompt < p.min_cacheable
         read = np.where(small, 0, np.minimum(hit, prompt))
         write = np.where(small, 0, prompt - read)
@@ -697,6 +756,7 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
         common = np.where(alive, _shared(np, result, f, prompt, broke, first, overhead, scale, with_policy), 0)
         if base:
             common[0] = base
+        common = np.where(reset, np.minimum(common, cap), common)
         if p.cache == "openai":
             common = (common // 128) * 128
         ok = (common >= p.min_cacheable) & (prompt >= p.min_cacheable)
@@ -780,6 +840,9 @@ def cost(result: Result, pricing: Pricing | str, *, calibrate: bool = False,
         notes.append(f"calibrated on the recorded usage of {used} call(s) (at most the first 10 %): "
                      f"overhead {overhead:,} tokens per call, tokenizer scale {scale:.3f}" if used else
                      "calibration asked for, but the first 10 % of calls recorded no usage: not calibrated")
+        if used and scale in (MIN_SCALE, MAX_SCALE):
+            notes.append(f"poor fit: the tokenizer scale hit its bound ({scale}); the transcript may not hold what "
+                         "the model was sent, so these figures are rough (compare them with the recorded cost)")
     facts = _call_facts(result, scale) if _numpy() is not None else None
     if (facts is not None and not facts["timed"]) or (facts is None and not any(
             _timestamp(result.messages[s.call_index]) is not None
@@ -790,10 +853,16 @@ def cost(result: Result, pricing: Pricing | str, *, calibrate: bool = False,
         notes.append(f"{len(cuts)} compaction(s) in the log: later calls send only what follows the last one")
     if one_hour:
         notes.append("the log wrote 1-hour cache entries: the cache lives an hour and writes cost the 1-hour rate")
+    resets = cache_resets(result._seen or result.messages, p.ttl_seconds, cuts) if p.cache != "none" else {}
+    if resets:
+        notes.append(f"the log's cache held only its first tokens at {len(resets)} call(s) within its lifetime (the "
+                     "client or the provider dropped the rest): so it does in the simulation, with or without the "
+                     "policy")
     if not cuts and facts is not None:
-        with_, without = (_price_fast(result, p, overhead, scale, flag, cuts, warm, facts) for flag in (True, False))
+        with_, without = (_price_fast(result, p, overhead, scale, flag, cuts, warm, facts, resets)
+                          for flag in (True, False))
     else:
-        with_, without = (_price_loop(result, p, overhead, scale, flag, cuts, warm) for flag in (True, False))
+        with_, without = (_price_loop(result, p, overhead, scale, flag, cuts, warm, resets) for flag in (True, False))
     return Cost(
         columns=with_,
         columns_without_policy=without,

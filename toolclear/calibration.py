@@ -55,17 +55,29 @@ class Calibration:
         return self.calibrated_on > 0
 
 
+SCALE_SPREAD = 0.2
+"""How far a provider's tokens per counted token stray from run to run (the standard
+deviation of the whole-run fits on the project's Claude Code sessions: 1.09-1.92)."""
+PROMPT_NOISE = 3_000
+"""How far one call's recorded prompt strays from a straight line in the transcript's
+tokens (content the tokenizers count differently: one web page, one image)."""
+
+
 def fit_line(xs: Sequence[int], ys: Sequence[int], prior: float = 1.0) -> tuple[int, float]:
-    """(overhead, scale) by least squares of ``ys`` on ``xs`` (the scale bounded to
-    [0.5, 2]); with fewer than three distinct points, ``prior`` is the scale."""
-    if len(xs) >= 3 and max(xs) > min(xs):
+    """(overhead, scale) by least squares of ``ys`` on ``xs``, the scale drawn towards
+    ``prior`` as much as the points leave it unsettled (a ridge: three calls close
+    together say little about the slope; fifteen spread over 100,000 tokens say it
+    all) and bounded to [0.5, 2]; with fewer than two distinct points, ``prior``."""
+    if len(xs) >= 2 and max(xs) > min(xs):
         n = len(xs)
         mx, my = sum(xs) / n, sum(ys) / n
         sxx = sum((x - mx) ** 2 for x in xs)
-        scale = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+        sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
+        ridge = (PROMPT_NOISE / SCALE_SPREAD) ** 2
+        scale = (sxy + ridge * prior) / (sxx + ridge)
         scale = min(MAX_SCALE, max(MIN_SCALE, scale))
     else:
-        scale = prior  # one or two points cannot separate the overhead from the scale
+        scale = prior  # one point cannot separate the overhead from the scale
     return max(0, round(sum(y - scale * x for x, y in zip(xs, ys)) / len(xs))), scale
 
 

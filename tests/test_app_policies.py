@@ -156,3 +156,22 @@ def test_sweep_colours_by_dollars_with_the_break_even_line() -> None:
     show(at, "Parameter sweep")
     assert not at.exception and not at.error
     assert any("red cells cost more than doing nothing" in c.value for c in at.caption)
+
+
+def test_a_model_no_preset_names_is_priced_from_the_price_library() -> None:
+    """A Claude Code session of Claude 3.5 Haiku (no preset): the picker offers the log's
+    model's own prices, from genai-prices, and the headline's dollars are the library's."""
+    path = CORPUS / "claude_code" / "entire-cli_cc-2.1.31_hook-progress_75-0b6d4ae881.jsonl"
+    data = path.read_bytes().replace(b"claude-opus-4-5-20251101", b"claude-3-5-haiku-20241022")
+    at = start()
+    at.file_uploader(key="upload").set_value(("haiku.jsonl", data, "application/jsonl")).run()
+    picked = at.selectbox(key="pricing").value
+    assert picked.startswith("claude-3-5-haiku") and picked.endswith("(the log's model)"), picked
+    assert any("genai" in c.value and "prices" in c.value for c in at.sidebar.caption)
+    at.radio(key="mode").set_value("replay").run()
+    assert not at.exception, at.exception
+    t = tc.load(text=data.decode(), format="claude-code")
+    rp = tc.replay(t.messages, tc.ClearToolResultConfig())
+    c = tc.cost(rp, tc.pricing_for("claude-3-5-haiku-20241022"), calibrate=True, compactions=[k for k, _ in t.marks])
+    assert c.pricing.input == 0.8  # Claude 3.5 Haiku's list price, not a similar-looking preset's
+    assert metrics(at)["Cost without it"] == f"${c.dollars_without_policy:,.2f}"

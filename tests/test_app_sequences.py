@@ -207,7 +207,7 @@ def test_compare_uses_the_headlines_calibration() -> None:
     assert s.at.toggle(key="pr_calibrate").value  # the log recorded usage: calibrated by default
     s.compare_dollars_match_headline()
     t = tc.load(FILES["claude-code"])
-    plain = tc.compare(t.messages, [tc.ClearToolResultConfig()], pricing="claude-opus-4-5").table
+    plain = tc.compare(t.messages, [tc.ClearToolResultConfig()], pricing="claude-opus-4-5", calibrate=False).table
     calibrated = tc.compare(t.messages, [tc.ClearToolResultConfig()], pricing="claude-opus-4-5", calibrate=True,
                             compactions=[k for k, _ in t.marks]).table
     assert plain["dollars"].iloc[0] != calibrated["dollars"].iloc[0]

@@ -208,7 +208,10 @@ def test_calibrated_model_within_15_percent_of_claude_code_sessions(path) -> Non
 KINDS = [ANTHROPIC, OPENAI, tc.Pricing(input=1.0, output=2.0, cache_read=0.25, cache="gemini", min_cacheable=200),
          tc.Pricing(input=1.0, output=2.0, cache="none"),
          tc.Pricing(input=1.0, output=2.0, cache_write=1.25, cache_read=0.1, cache="anthropic", min_cacheable=150,
-                    overhead_tokens=400)]
+                    overhead_tokens=400),
+         # a long-context tier: calls past 1,500 prompt tokens pay it for all their tokens
+         tc.Pricing(input=1.0, output=2.0, cache_write=1.25, cache_read=0.1, cache="anthropic", min_cacheable=150,
+                    long_context_from=1_500, long=(2.0, 3.0, 2.5, 0.2, None))]
 
 
 @pytest.mark.parametrize("seed", range(int(__import__("os").environ.get("TOOLCLEAR_COST_SEEDS", "6"))))

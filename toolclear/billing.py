@@ -23,141 +23,30 @@ are taken to follow each other within the TTL (said in ``Cost.assumptions``).
 
 from __future__ import annotations
 
-import json
 from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from functools import cache, cached_property
-from importlib import resources
+from functools import cached_property
 from itertools import chain
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._gc import paused_gc
 from ._kept import KeptFor
 from .calibration import MAX_SCALE, MIN_SCALE, cut_before, fit_line, prefix_sums
 from .errors import ConfigError
 from .model import Message
+from .prices import MAX_PRICE, PRICING, CacheKind, Pricing, pricing_for, resolve
 from .result import Result
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["PRICING", "CallCost", "Cost", "Pricing", "cost", "pricing_for", "recorded_cost"]
+__all__ = ["MAX_PRICE", "PRICING", "CacheKind", "CallCost", "Cost", "Pricing", "cost", "pricing_for", "recorded_cost"]
 
-CacheKind = Literal["anthropic", "openai", "gemini", "none"]
 COMPACTION_TEXT = "This session is being continued from a previous conversation"
 """How Claude Code's compaction summary starts: calls after it no longer send what came before."""
-
-
-MAX_PRICE = 100_000.0
-"""The most a price may be, in dollars per million tokens: past it a number is a typo (and
-would overflow the sums into inf / nan)."""
-
-
-@dataclass(frozen=True)
-class Pricing:
-    """US dollars per million tokens, and how the provider caches."""
-
-    input: float
-    output: float
-    cache_write: float = 0.0
-    cache_read: float = 0.0
-    cache: CacheKind = "anthropic"
-    ttl_seconds: int = 300
-    min_cacheable: int = 1024
-    overhead_tokens: int = 0
-    """Tokens every call sends that the transcript does not hold (system prompt, tool schemas)."""
-    name: str = "custom"
-    model: str = ""
-    as_of: str = ""
-    source: str = ""
-    cache_write_1h: float | None = None
-    aliases: tuple[str, ...] = ()
-    """Other model names billed at these prices (``pricing_for`` matches them too)."""
-    token_scale: float = 1.0
-    """The provider's tokens per counted token, before calibration (Claude's tokenizer
-    gives about a third more than bytes / 4 on code and logs)."""
-
-    def __post_init__(self) -> None:
-        for f in ("input", "output", "cache_write", "cache_read"):
-            v = getattr(self, f)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= MAX_PRICE:
-                raise ConfigError(f"pricing {f}: expected dollars per million tokens from 0 to {MAX_PRICE:,.0f}, "
-                                  f"got {v!r}")
-        if self.cache not in ("anthropic", "openai", "gemini", "none"):
-            raise ConfigError(f"pricing cache: expected anthropic, openai, gemini or none, got {self.cache!r}")
-        for f in ("ttl_seconds", "min_cacheable", "overhead_tokens"):
-            v = getattr(self, f)
-            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 10**15:
-                raise ConfigError(f"pricing {f}: expected a whole number from 0 to 10**15, got {v!r}")
-
-    def with_ttl_1h(self) -> Pricing:
-        """Anthropic's 1-hour cache: a longer life at the higher write price."""
-        write = self.cache_write_1h if self.cache_write_1h is not None else 2 * self.input
-        return replace(self, ttl_seconds=3600, cache_write=write)
-
-    def dollars(self, uncached: float, write: float, read: float, output: float) -> float:
-        return (uncached * self.input + write * self.cache_write + read * self.cache_read
-                + output * self.output) / 1e6
-
-
-@cache
-def _presets() -> dict[str, Pricing]:
-    data = json.loads(resources.files("toolclear").joinpath("data/pricing.json").read_text("utf-8"))
-    out = {}
-    for name, d in data["presets"].items():
-        fields_ = {k: v for k, v in d.items() if k in Pricing.__dataclass_fields__}
-        fields_["aliases"] = tuple(fields_.get("aliases", ()))
-        out[name] = Pricing(name=name, **fields_)
-    return out
-
-
-class _Presets(Mapping[str, Pricing]):
-    """Named presets from ``toolclear/data/pricing.json``, read on first use."""
-
-    def __getitem__(self, key: str) -> Pricing:
-        try:
-            return _presets()[key]
-        except KeyError:
-            raise ConfigError(f"no pricing preset {key!r}; presets: {', '.join(_presets())}") from None
-
-    def __iter__(self) -> Any:
-        return iter(_presets())
-
-    def __contains__(self, key: object) -> bool:
-        return key in _presets()
-
-    def __len__(self) -> int:
-        return len(_presets())
-
-
-PRICING: Mapping[str, Pricing] = _Presets()
-
-
-def _model_key(model: str) -> str:
-    """A model name as presets are keyed: lower case, no provider prefix (``anthropic/``,
-    ``models/``), dots as dashes (``claude-sonnet-4.5``), no date or version suffix."""
-    import re
-
-    name = model.strip().lower().rsplit("/", 1)[-1].split("@", 1)[0].replace(".", "-").replace("_", "-")
-    name = re.sub(r"-(\d{8}|\d{4}-\d{2}-\d{2}|latest|preview[\w-]*|v\d+(:\d+)?)$", "", name)
-    return name
-
-
-def pricing_for(model: str) -> Pricing:
-    """The preset of the model a log names (``claude-sonnet-4-5-20250929``,
-    ``anthropic/claude-opus-4-1``, ``gemini-2.5-pro-preview-06-05``): the preset whose
-    name is, once its provider prefix and date suffix are taken off. A model no preset
-    covers is refused in one line, never guessed from a similar name."""
-    key = _model_key(model)
-    if not key:
-        raise ConfigError("pricing_for: the log names no model; pick a pricing preset")
-    for name, p in _presets().items():
-        if key in (_model_key(name), _model_key(p.model), *map(_model_key, p.aliases)):
-            return p
-    raise ConfigError(f"pricing_for: no pricing preset for model {model!r}; presets: {', '.join(_presets())}")
 
 
 class CallCost(NamedTuple):
@@ -444,15 +333,16 @@ def _price_run(result: Result, pricing: Pricing, overhead: int, scale: float, wi
         now = _timestamp(msgs[end]) if end < len(msgs) else None
         uncached, write, read = cache_.call(end, prompt, shared, now, resets.get(end) if resets else None)
         output = _output_tokens(msgs[end], counts[end], scale) if end < len(msgs) else 0
-        input_dollars = pricing.dollars(uncached, write, read, 0)
+        at = pricing.for_prompt(prompt)
+        input_dollars = at.dollars(uncached, write, read, 0)
         broke = bool(with_policy and step.cache_break)
         break_dollars = 0.0
         if broke and prev_end >= 0:
             lost = max(0, prev_prompt - read)  # what would have been read had the prefix stayed
-            price = pricing.cache_write if pricing.cache == "anthropic" else pricing.input
-            break_dollars = lost * (price - pricing.cache_read) / 1e6
+            price = at.cache_write if at.cache == "anthropic" else at.input
+            break_dollars = lost * (price - at.cache_read) / 1e6
         out.append(CallCost(end, prompt, uncached, write, read, output,
-                            input_dollars + pricing.dollars(0, 0, 0, output), input_dollars, broke, break_dollars))
+                            input_dollars + at.dollars(0, 0, 0, output), input_dollars, broke, break_dollars))
         prev_end, prev_cut, prev_prompt = end, cut, prompt
     return tuple(out)
 
@@ -701,6 +591,20 @@ def _shared(np: Any, result: Result, f: Mapping[str, Any], prompt: Any, broke: A
     return shared
 
 
+def _rates(np: Any, p: Pricing, prompt: Any) -> tuple[Any, Any, Any, Any]:
+    """(input, output, cache write, cache read) prices per call: the long-context tier's
+    for calls past its threshold."""
+    base = (p.input, p.output, p.cache_write, p.cache_read)
+    if p.long is None or not p.long_context_from:
+        return base
+    long = prompt > p.long_context_from
+    if not long.any():
+        return base
+    tier = p.for_prompt(p.long_context_from + 1)
+    return tuple(np.where(long, b, a) for a, b in zip(base, (tier.input, tier.output, tier.cache_write,
+                                                             tier.cache_read)))
+
+
 def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, with_policy: bool,
                 cuts: Sequence[int], warm: int = 0, facts: Any = None,
                 resets: Mapping[int, int] | None = None) -> dict[str, Any]:
@@ -762,14 +666,16 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
         ok = (common >= p.min_cacheable) & (prompt >= p.min_cacheable)
         read = np.where(ok, np.minimum(common, prompt), 0)
         uncached = prompt - read
-    input_dollars = (uncached * p.input + write * p.cache_write + read * p.cache_read) / 1e6
-    dollars = input_dollars + outs * p.output / 1e6
-    price = p.cache_write if p.cache == "anthropic" else p.input
+    rate_in, rate_out, rate_w, rate_r = _rates(np, p, prompt)
+    input_dollars = (uncached * rate_in + write * rate_w + read * rate_r) / 1e6
+    dollars = input_dollars + outs * rate_out / 1e6
+    price = rate_w if p.cache == "anthropic" else rate_in
     break_dollars = np.zeros(k_n)
     hit_idx = np.flatnonzero(broke)
     if len(hit_idx):  # what a break cost: the previous prompt that was not read again
         lost = np.maximum(0, prompt[hit_idx - 1] - read[hit_idx])
-        break_dollars[hit_idx] = lost * (price - p.cache_read) / 1e6
+        price_h, read_h = (v[hit_idx] if isinstance(v, np.ndarray) else v for v in (price, rate_r))
+        break_dollars[hit_idx] = lost * (price_h - read_h) / 1e6
     return {
         "call_index": ends, "prompt_tokens": prompt, "uncached_tokens": uncached, "cache_write_tokens": write,
         "cache_read_tokens": read, "output_tokens": outs, "dollars": dollars, "input_dollars": input_dollars,
@@ -807,19 +713,30 @@ def _warm_start(result: Result) -> int:
     return u.cache_read_tokens if u is not None else 0
 
 
-def cost(result: Result, pricing: Pricing | str, *, calibrate: bool = False,
+def _log_model_pricing(messages: Sequence[Message]) -> Pricing:
+    from .windows import run_model
+
+    model = run_model(messages)
+    if not model:
+        raise ConfigError("cost: the log names no model to price it at; give pricing= (a preset's name, a "
+                          "model's or a Pricing)")
+    return pricing_for(model)
+
+
+def cost(result: Result, pricing: Pricing | str | None = None, *, calibrate: bool = False,
          compactions: Sequence[int] | None = None) -> Cost:
     """Price every model call of ``result`` (a replay of any policy) and of the same run
-    without the policy.
+    without the policy, at ``pricing`` (a ``Pricing``, a preset's or a model's name; by
+    default the prices of the model most of the log's calls name).
 
     ``calibrate`` fits the per-call overhead and a tokenizer scale on the recorded usage
     of at most the first 10 % of calls. ``compactions`` are the message indices where
     the log's agent compacted its context (found from Claude Code's summaries when not
     given): calls after one do not send what came before it, with or without the policy.
     """
-    p = PRICING[pricing] if isinstance(pricing, str) else pricing
     if result.mode != "replay":
         raise ConfigError("cost needs a replay (toolclear.replay): a single pass has no model calls to price")
+    p = resolve(pricing) if pricing is not None else _log_model_pricing(result._seen or result.messages)
     if result._plain_steps:  # a replay in tokens as sent: the cost model starts from the transcript's
         from dataclasses import replace
 
@@ -948,7 +865,7 @@ def recorded_cost(messages: Sequence[Message], pricing: Pricing | str | None = N
     each call at its own model's preset (``pricing_for``: a session that mixes models,
     Haiku subagents in an Opus session, is priced call by call); 1-hour cache writes at
     the 1-hour rate. Claude Code's ``<synthetic>`` replies are not calls and cost nothing."""
-    fixed = PRICING[pricing] if isinstance(pricing, str) else pricing
+    fixed = resolve(pricing) if pricing is not None else None
     calls, notes, unknown = [], [], set()
     for i, m in enumerate(messages):
         u = m.usage
@@ -961,6 +878,7 @@ def recorded_cost(messages: Sequence[Message], pricing: Pricing | str | None = N
             except ConfigError:
                 unknown.add(u.model or "(none)")
                 continue
+        p = p.for_prompt(u.prompt_tokens)
         one_h = min(u.cache_write_1h_tokens, u.cache_write_tokens)
         write_1h = p.cache_write_1h if p.cache_write_1h is not None else p.cache_write
         inp = p.dollars(u.input_tokens, u.cache_write_tokens - one_h, u.cache_read_tokens, 0) \
@@ -981,7 +899,7 @@ def run_pricing(messages: Sequence[Message], pricing: Pricing | str | None = "au
     None), or with ``"auto"`` the preset of the model most of its calls name
     (``pricing_for``; a ``ConfigError`` when no preset covers it)."""
     if pricing != "auto":
-        return PRICING[pricing] if isinstance(pricing, str) else pricing
+        return resolve(pricing) if pricing is not None else None
     from .windows import run_model
 
     return pricing_for(run_model(messages))

@@ -37,6 +37,7 @@ from .formats import dump_all, list_formats, load_all, written_as
 from .formats._source import read_source
 from .lab import apply, compare, parse_policy, policy_name, replay
 from .model import Transcript
+from .prices import pricing_for, resolve
 from .reduction import EinoReductionConfig
 from .report import (
     cost_dict,
@@ -185,7 +186,7 @@ def _pricing(args: argparse.Namespace) -> Pricing | None:
         if given:
             raise UsageError("--pricing auto takes each log's own model's prices: give a preset's NAME to edit them")
         return None
-    base = PRICING[args.pricing] if args.pricing else Pricing(input=given["input"], output=given["output"],
+    base = resolve(args.pricing) if args.pricing else Pricing(input=given["input"], output=given["output"],
                                                                 cache="none")
     return replace(base, **given, name=base.name if not given else f"{base.name} (edited)")
 
@@ -327,10 +328,13 @@ def _parser() -> _Parser:
     app.add_argument("--port", type=_non_negative, default=8501, help="port to serve on (default: 8501)")
     app.add_argument("--address", default="localhost", help="address to serve on (default: localhost)")
     app.add_argument("--headless", action="store_true", help="do not open a browser window")
-    sub.add_parser(
-        "prices", help="the pricing presets (dollars per million tokens, their date and page)",
-        description="The pricing presets --pricing takes: prices, cache kind, the date and page they come from.",
+    prices = sub.add_parser(
+        "prices", help="the pricing presets, or what a model is priced at (dollars per million tokens)",
+        description="The pricing presets --pricing takes: prices, cache kind, the date and page they come from. "
+                    "Given MODEL names: the prices each gets (from genai-prices when installed, else its preset).",
     )
+    prices.add_argument("model", nargs="*", metavar="MODEL", help="model names as logs write them")
+    prices.add_argument("--batch", action="store_true", help="through the provider's batch API")
     sub.add_parser(
         "formats",
         help="list the transcript formats toolclear reads",
@@ -618,7 +622,7 @@ def _corpus(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
         raise UsageError("--pricing needs --replay: money is counted per model call")
     pricing = (args.pricing or "auto") if args.replay else None
     if pricing not in (None, "auto"):
-        PRICING[pricing]  # an unknown preset: one line now, not one per run
+        resolve(pricing)  # an unknown preset or model: one line now, not one per run
     if args.engine == "dask" and not args.scheduler:
         raise UsageError("--engine dask needs --scheduler ADDRESS")
     get_counter(args.counter)
@@ -888,11 +892,26 @@ def _app(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
 
 
 def _prices(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
-    lines = ["preset              input  output  cache write  cache read  cache      min   as of       source"]
+    head = "                    input  output  cache write  cache read  cache      min   as of       source"
+    if args.model:
+        lines = ["model" + head[5:]]
+        for model in args.model:
+            p = pricing_for(model, batch=args.batch)
+            lines.append(f"{p.name:<18} {p.input:>6.3g} {p.output:>7.3g} {p.cache_write:>12.3g} {p.cache_read:>11.3g}  "
+                         f"{p.cache:<9} {p.min_cacheable:>5}  {p.as_of or '-':<10}  {p.source}")
+            if p.long is not None:
+                lines.append(f"{'':<18} past {p.long_context_from:,} input tokens a call pays {p.long[0]:.3g} input, "
+                             f"{p.long[1]:.3g} output, {p.long[2]:.3g} cache write, {p.long[3]:.3g} cache read")
+        lines.append("US dollars per million tokens.")
+        stdout.write(("\n".join(lines) + "\n").encode())
+        return 0
+    lines = ["preset" + head[6:]]
     for name, p in PRICING.items():
         lines.append(f"{name:<18} {p.input:>6.3g} {p.output:>7.3g} {p.cache_write:>12.3g} {p.cache_read:>11.3g}  "
                      f"{p.cache:<9} {p.min_cacheable:>5}  {p.as_of}  {p.source}")
     lines.append("US dollars per million tokens. Edit toolclear/data/pricing.json or pass --price-* to change them.")
+    lines.append("A log's model is priced from genai-prices when it is installed (toolclear[prices]), these presets "
+                 "being the offline fallback: 'toolclear prices MODEL' shows what a model gets.")
     stdout.write(("\n".join(lines) + "\n").encode())
     return 0
 

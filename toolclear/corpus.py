@@ -517,7 +517,7 @@ def sweep_corpus(
     client: Any = None,
     scheduler: str | None = None,
     progress: Callable[[int, int], None] | None = None,
-    calibrate: bool = False,
+    calibrate: bool = True,
     calibration: bool = False,
 ) -> CorpusSweep:
     """Every config on every run of ``corpus``: ``engine="serial"``, ``"process"`` (all
@@ -527,7 +527,9 @@ def sweep_corpus(
     ``pricing``: a ``Pricing``, a preset's name, or ``"auto"``: each run at the preset of
     the model its log names (a run whose model has none is an error row). Each run is
     priced as ``toolclear.cost(replay, pricing, calibrate=calibrate)`` prices it alone,
-    so its dollars equal ``compare``'s and ``reduce``'s for the same settings.
+    so its dollars equal ``compare``'s and ``reduce``'s for the same settings;
+    ``calibrate`` (on by default) fits each run on its own recorded usage, where its log
+    recorded some (uncalibrated dollars run 2.5-4x under what Claude Code logs record).
 
     ``calibration``: replay each run with ``toolclear.calibrate`` of its own recorded
     usage, so tokens sent, peak context and the triggers are as the model was sent them."""

@@ -339,7 +339,7 @@ def compare(
     counter: str | TokenCounter | None = None,
     backend_factory: Any = None,
     pricing: Any = None,
-    calibrate: bool = False,
+    calibrate: bool = True,
     compactions: Sequence[int] | None = None,
     calibration: Calibration | None = None,
 ) -> Comparison:

@@ -20,37 +20,49 @@ __all__ = ["NO_PRICING", "render_cost_headline", "render_cost_view", "render_pri
 NO_PRICING = "(no pricing)"
 
 
-def _default_preset(t: tc.Transcript) -> str:
-    """The preset of the model the log names; none (never a similar-looking one) when no
-    preset covers it."""
+def _log_pricing(t: tc.Transcript) -> tc.Pricing | None:
+    """The prices of the model the log names (the price library's, else its preset);
+    none (never a similar-looking model's) when neither covers it."""
     try:
-        found = run_pricing(t.messages)
-        return found.name if found is not None else NO_PRICING
+        return run_pricing(t.messages)
     except tc.ConfigError:
-        return NO_PRICING
+        return None
+
+
+def _same_prices(a: tc.Pricing, b: tc.Pricing) -> bool:
+    """The same numbers and cache, whatever their names and sources."""
+    keep = ("name", "model", "as_of", "source", "aliases")
+    return replace(a, **{k: getattr(b, k) for k in keep}) == b
 
 
 def render_pricing(t: tc.Transcript) -> tuple[tc.Pricing | None, bool]:
-    """The sidebar's pricing picker: a preset (the log's model when it names a known
-    one), its numbers editable, the per-call overhead; returns the pricing and whether
-    to calibrate on the recorded usage."""
+    """The sidebar's pricing picker: the log's model's prices when it names a known
+    model, or a preset, their numbers editable, the per-call overhead; returns the
+    pricing and whether to calibrate on the recorded usage."""
     st.sidebar.header("Money")
-    choices = [NO_PRICING, *tc.PRICING]
+    found = _log_pricing(t)
+    own = None  # the log's model's prices, when they are not a preset's
+    if found is not None and not (found.name in tc.PRICING and _same_prices(tc.PRICING[found.name], found)):
+        own = f"{found.name} (the log's model)"
+    choices = [NO_PRICING, *([own] if own else []), *tc.PRICING]
     key = ("pricing_for", t.source, t.id)
-    if st.session_state.get("_pricing_for") != key:
+    if st.session_state.get("_pricing_for") != key or st.session_state.get("pricing") not in choices:
         st.session_state["_pricing_for"] = key
-        st.session_state["pricing"] = _default_preset(t)
+        st.session_state["pricing"] = own or (found.name if found is not None else NO_PRICING)
     st.sidebar.selectbox("Pricing", choices, key="pricing",
                          help="Prices each model call with a prompt cache (Replay mode). The log's model picks "
-                              "the preset when it names a known one.")
+                              "the prices when it names a known one (from genai-prices, else the presets).")
     if st.session_state.pricing == NO_PRICING:
         model = tc.run_model(t.messages)
-        if model and _default_preset(t) == NO_PRICING:
-            st.sidebar.caption(md(f"The log names {model}, which no preset covers: pick the preset billed like "
-                                  "it, if any, to see dollars."))
+        if model and found is None:
+            st.sidebar.caption(md(f"The log names {model}, which neither the price library nor a preset "
+                                  "covers: pick the preset billed like it, if any, to see dollars."))
         return None, False
-    base = tc.PRICING[st.session_state.pricing]
-    st.sidebar.caption(md(f"{base.name}: as of {base.as_of}, from {base.source}"))
+    base = found if own is not None and st.session_state.pricing == own and found is not None \
+        else tc.PRICING[st.session_state.pricing]
+    st.sidebar.caption(md(f"{base.name}: {'as of ' + base.as_of + ', ' if base.as_of else ''}from {base.source}"
+                          + (f"; past {base.long_context_from:,} input tokens a call pays the long-context "
+                             "prices" if base.long is not None else "")))
     with st.sidebar.expander("Prices and cache"):
         cols = st.columns(2)
         inp = cols[0].number_input("Input $/M", 0.0, None, float(base.input), key=f"pr_in_{base.name}")

@@ -796,11 +796,11 @@ def _provider(p: Pricing) -> str:
 
 
 def _with_media(result: Result, p: Pricing) -> tuple[Result, str | None]:
-    """The replay with each image counted as the provider bills it (its pixels), not as
-    the base64 the counter saw; the steps and the trace follow."""
+    """The replay with each image, PDF and audio clip counted as the provider bills it,
+    not as the base64 the counter saw; the steps and the trace follow."""
     from bisect import bisect_right
 
-    from .media import media_corrections
+    from .media import ASSUMED, media_corrections
     from .result import Trace
 
     msgs = result._seen or result.messages
@@ -837,8 +837,9 @@ def _with_media(result: Result, p: Pricing) -> tuple[Result, str | None]:
         saved = array("q", (sv + changed_fix(trace.ends[a]) for a, sv in zip(trace.at, trace.saved)))
         trace = Trace(trace.ends, tuple(prefix), trace.at, trace.low, trace.high, saved)
     billed = sum(fix.values())
-    note = (f"{len(fix)} message(s) with images counted as {_provider(p)} bills images (by their pixels): "
-            f"{billed:+,} tokens against their base64 text")
+    note = (f"{len(fix)} message(s) with images, PDFs or audio counted as {_provider(p)} bills them (images by "
+            f"their pixels, PDFs by their pages, audio by its length): {billed:+,} tokens against their base64 text; "
+            f"{ASSUMED}")
     return replace(result, token_counts=tuple(counts), token_counts_original=tuple(counts), _counts_after=tuple(after),
                    steps=tuple(steps), _trace=trace), note
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import accumulate
 
 from .counters import TokenCounter, count_tokens
@@ -41,6 +42,21 @@ class Calibration:
     cuts: tuple[int, ...] = ()
     """Where the log compacted its context: later calls sent only what follows."""
     notes: tuple[str, ...] = ()
+    media: Mapping[int, int] = field(default_factory=dict, repr=False)
+    """Per message holding images, PDFs or audio: the tokens the provider bills for them
+    less what the counter gave their base64 (``toolclear.media``)."""
+
+    @cached_property
+    def _media_sums(self) -> tuple[list[int], list[int]]:
+        order = sorted(self.media)
+        return order, list(accumulate((self.media[i] for i in order), initial=0))
+
+    def media_between(self, start: int, stop: int) -> int:
+        """The media corrections of messages ``start`` to ``stop - 1``."""
+        if not self.media:
+            return 0
+        order, sums = self._media_sums
+        return sums[bisect_left(order, stop)] - sums[bisect_left(order, start)]
 
     def sent(self, call_index: int, transcript_tokens: int) -> int:
         """The unreduced prompt of a call whose context holds ``transcript_tokens``
@@ -104,9 +120,20 @@ def calibrate(messages: Sequence[Message], counter: str | TokenCounter | None = 
     prompts = {i: m.usage.prompt_tokens for i in calls
                if (m := msgs[i]).usage is not None and m.usage.prompt_tokens > 0 and m.usage.model != SYNTHETIC_MODEL}
     cuts = compactions_of(msgs)
+    from .media import media_corrections, provider_of
+    from .windows import run_model
+
+    counts: Sequence[int] = count_tokens(msgs, counter)
+    # images, PDFs and audio as the provider bills them, not as their base64 text
+    media = media_corrections(msgs, counts, provider_of(run_model(msgs)))
+    media_note = [f"{len(media)} message(s) with images, PDFs or audio counted as the provider bills them"] \
+        if media else []
     if not prompts:
-        return Calibration(cuts=cuts, notes=("the log recorded no usage: tokens are the transcript's",))
-    prefix = prefix_sums(count_tokens(msgs, counter))
+        return Calibration(cuts=cuts, notes=("the log recorded no usage: tokens are the transcript's", *media_note),
+                           media=media)
+    if media:
+        counts = [max(0, c + media.get(i, 0)) for i, c in enumerate(counts)]
+    prefix = prefix_sums(counts)
     budget = max(1, len(calls) // 10)
     # the first 10 % of calls; if none of them recorded, the first recorded ones
     chosen = [i for i in calls[:budget] if i in prompts] or sorted(prompts)[:budget]
@@ -118,9 +145,11 @@ def calibrate(messages: Sequence[Message], counter: str | TokenCounter | None = 
     if scale in (MIN_SCALE, MAX_SCALE):
         notes.append(f"the fitted scale hit its bound ({scale}): the fit is poor, the transcript may not hold "
                      "what the model was sent")
-    return Calibration(overhead, scale, len(xs), prompts, cuts, tuple(notes))
+    notes += media_note
+    return Calibration(overhead, scale, len(xs), prompts, cuts, tuple(notes), media)
 
 
 def as_sent(calibration: Calibration, call_index: int, prefix: Sequence[int]) -> int:
     """The unreduced prompt of the call at ``call_index``, given the replay's prefix sums."""
-    return calibration.sent(call_index, prefix[call_index] - prefix[cut_before(calibration.cuts, call_index)])
+    cut = cut_before(calibration.cuts, call_index)
+    return calibration.sent(call_index, prefix[call_index] - prefix[cut] + calibration.media_between(cut, call_index))

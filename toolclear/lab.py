@@ -120,6 +120,7 @@ def _calibrated(result: Result, calibration: Calibration | None, counter: Any) -
     prefix = result._trace.prefix if result._trace is not None else prefix_sums(
         count_tokens(result._seen or result.messages, counter))
     counts, after, at = result.token_counts, result.token_counts_after, result.cleared_at
+    media = sorted(calibration.media.items())
     steps = []
     cut, order, k, before = -1, [], 0, 0
     for s in result.steps:
@@ -132,6 +133,11 @@ def _calibrated(result: Result, calibration: Calibration | None, counter: Any) -
             before += order[k][1]
             k += 1
         saved = s.context_tokens_unreduced - s.context_tokens - before
+        if media:  # a cleared image saves what the provider billed for it, not its base64
+            for i, fix in media:
+                cleared = at[i] if i < len(at) else None
+                if cut <= i < s.call_index and cleared is not None and cleared <= s.call_index:
+                    saved += fix
         steps.append(s._replace(context_tokens=max(0, unreduced - round(calibration.scale * saved)),
                                 context_tokens_unreduced=unreduced))
     note = "tokens as sent: " + "; ".join(calibration.notes) if calibration.notes else "tokens as sent"

@@ -1,10 +1,13 @@
-"""Images as the providers count them, not as base64 text.
+"""Images, PDFs and audio as the providers count them, not as base64 text.
 
 A screenshot in a tool result is a few hundred kilobytes of base64 in the log; the
 provider bills it by its pixels (Anthropic ``width x height / 750`` after its resize,
 OpenAI 85 + 170 per 512-px tile, Gemini 258 per 768-px tile). The size is read from
 the image's header (PNG, JPEG, GIF, WebP), decoding a few kilobytes of the base64, not
-the image.
+the image. A PDF is billed per page (Gemini: 258 tokens a page; Anthropic and OpenAI:
+the page's text and an image of the page), its pages counted from its page objects;
+audio per second (Gemini: 32 tokens a second), its length read from a WAV or MP3 header.
+What the documentation leaves open is assumed and said in ``ASSUMED``.
 """
 
 from __future__ import annotations
@@ -19,16 +22,27 @@ from collections.abc import Sequence
 from ._kept import KeptFor
 from .model import Message
 
-__all__ = ["anthropic_image_tokens", "gemini_image_tokens", "image_size", "media_corrections",
-           "openai_image_tokens", "payloads"]
+__all__ = ["ASSUMED", "anthropic_image_tokens", "audio_seconds", "billed_tokens", "gemini_image_tokens",
+           "image_size", "media_corrections", "media_kind", "media_tokens", "openai_image_tokens", "payloads",
+           "pdf_pages", "provider_of"]
 
-_PAYLOAD = re.compile(r'(?:"data":"|;base64,)([A-Za-z0-9+/]{256,}={0,2})')
+_PAYLOAD = re.compile(r'(?:"data"\s*:\s*"|;base64,)([A-Za-z0-9+/]{256,}={0,2})')
+
+PDF_TEXT_TOKENS_PER_PAGE = 2_250
+"""Anthropic: "1,500-3,000 tokens per page depending on content density" for a page's
+text; the middle is taken (OpenAI sends a page's text too and gives no figure)."""
+AUDIO_TOKENS_PER_SECOND = {"gemini": 32, "openai": 10, "anthropic": 32}
+"""Gemini: 32 tokens a second (documented). OpenAI gives no figure for its audio
+models: about one token per 100 ms is assumed. Anthropic's API takes no audio; such a
+part is counted as Gemini counts it."""
+ASSUMED = ("a PDF page's text taken as 2,250 tokens (Anthropic: 1,500-3,000) plus an image of a US Letter page; "
+           "OpenAI audio taken as 10 tokens a second")
 _HEAD = 65_536  # base64 characters decoded to find a JPEG's frame header
 
 
 def payloads(text: str) -> list[str]:
     """The base64 payloads of the image blocks a content's text holds."""
-    if '"data":"' not in text and ";base64," not in text:
+    if '"data"' not in text and ";base64," not in text:
         return []
     return _PAYLOAD.findall(text)
 
@@ -109,35 +123,138 @@ def provider_tokens(width: int, height: int, provider: str) -> int:
     return anthropic_image_tokens(width, height)
 
 
-_facts_kept: KeptFor[dict[int, tuple[int, tuple[tuple[int, int], ...]]]] = KeptFor(4)
+def _decoded(b64: str) -> bytes:
+    whole = b64[: len(b64) // 4 * 4]
+    try:
+        return base64.b64decode(whole)
+    except (binascii.Error, ValueError):
+        return b""
 
 
-def _media_facts(messages: Sequence[Message]) -> dict[int, tuple[int, tuple[tuple[int, int], ...]]]:
-    """Per message holding images: the base64 characters of its images and their sizes.
-    Read once per transcript (pricing asks again for every replay of a sweep)."""
-    def read() -> dict[int, tuple[int, tuple[tuple[int, int], ...]]]:
+_PAGE = re.compile(rb"/Type\s*/Page(?![A-Za-z])")
+_COUNT = re.compile(rb"/Count\s+(\d{1,6})")
+
+
+def pdf_pages(b64: str) -> int | None:
+    """A PDF's pages (its page objects, else its page tree's count, else one), or None
+    when it is not a PDF. Pages kept in compressed object streams are not seen: such a
+    file counts as its page tree says, or as one page."""
+    if not b64.startswith("JVBER"):  # %PDF
+        return None
+    raw = _decoded(b64)
+    if not raw.startswith(b"%PDF"):
+        return None
+    pages = len(_PAGE.findall(raw))
+    if pages:
+        return pages
+    counts = [int(n) for n in _COUNT.findall(raw)]  # the page tree's root holds the largest
+    return max(counts) if counts else 1
+
+
+_MP3_KBPS = (0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 0)
+
+
+def audio_seconds(b64: str) -> float | None:
+    """An audio clip's length from its header (WAV: its data size over its byte rate;
+    MP3: its size over the first frame's bit rate), or None when it is neither."""
+    head = _decoded(b64[:_HEAD])
+    if head[:4] == b"RIFF" and head[8:12] == b"WAVE":
+        i, rate, size = 12, 0, 0
+        while i + 8 <= len(head):
+            kind, length = head[i:i + 4], int.from_bytes(head[i + 4:i + 8], "little")
+            if kind == b"fmt " and i + 16 <= len(head):
+                rate = int.from_bytes(head[i + 16:i + 20], "little")
+            if kind == b"data":
+                size = min(length, len(b64) * 3 // 4 - i - 8)
+                break
+            i += 8 + length + (length & 1)
+        return size / rate if rate and size else None
+    i = 0
+    if head[:3] == b"ID3" and len(head) >= 10:  # skip the tag: 4 x 7-bit size bytes
+        i = 10 + ((head[6] & 0x7F) << 21 | (head[7] & 0x7F) << 14 | (head[8] & 0x7F) << 7 | (head[9] & 0x7F))
+    if i + 4 <= len(head) and head[i] == 0xFF and (head[i + 1] & 0xE0) == 0xE0:
+        kbps = _MP3_KBPS[head[i + 2] >> 4] if (head[i + 1] >> 3) & 3 == 3 else 0  # MPEG-1 tables
+        if kbps:
+            return (len(b64) * 3 // 4 - i) * 8 / (kbps * 1000)
+    return None
+
+
+Kind = tuple[str, float, float]
+"""("image", width, height), ("pdf", pages, 0) or ("audio", seconds, 0)."""
+
+
+def media_kind(b64: str) -> Kind | None:
+    """What one base64 payload is, as its header says, or None when none of them."""
+    size = image_size(b64)
+    if size is not None:
+        return ("image", *size)
+    pages = pdf_pages(b64)
+    if pages is not None:
+        return ("pdf", pages, 0)
+    seconds = audio_seconds(b64)
+    return ("audio", seconds, 0) if seconds is not None else None
+
+
+def billed_tokens(kind: Kind, provider: str) -> int:
+    """What ``provider`` bills for a payload of this kind."""
+    what, a, b = kind
+    if what == "image":
+        return provider_tokens(int(a), int(b), provider)
+    if what == "pdf":
+        if provider == "gemini":
+            return 258 * int(a)
+        page_image = openai_image_tokens(1224, 1584) if provider == "openai" else anthropic_image_tokens(1211, 1568)
+        return int(a) * (PDF_TEXT_TOKENS_PER_PAGE + page_image)
+    return math.ceil(a * AUDIO_TOKENS_PER_SECOND.get(provider, 32))
+
+
+def media_tokens(b64: str, provider: str) -> int | None:
+    """What ``provider`` bills for one base64 payload (an image, a PDF or audio), or None
+    when it is none of them."""
+    kind = media_kind(b64)
+    return billed_tokens(kind, provider) if kind is not None else None
+
+
+def provider_of(model: str) -> str:
+    """Whose rules count a model's media: "anthropic", "openai" or "gemini" (Anthropic's
+    when the log names no model: most logs with screenshots are Claude Code's)."""
+    name = model.lower()
+    if "gemini" in name or "gemma" in name:
+        return "gemini"
+    if name.startswith(("gpt", "o1", "o3", "o4", "chatgpt", "codex")) or "/gpt" in name or "openai" in name:
+        return "openai"
+    return "anthropic"
+
+
+_facts_kept: KeptFor[dict[int, tuple[int, tuple[Kind, ...]]]] = KeptFor(4)
+
+
+def _media_facts(messages: Sequence[Message]) -> dict[int, tuple[int, tuple[Kind, ...]]]:
+    """Per message holding media: the base64 characters of its media and what each is.
+    Found once per transcript (pricing asks again for every replay of a sweep)."""
+    def read() -> dict[int, tuple[int, tuple[Kind, ...]]]:
         out = {}
         for i, m in enumerate(messages):
             text = m.content
             if len(text) < 1024:
                 continue
-            chars, sizes = 0, []
+            chars, kinds = 0, []
             for b64 in payloads(text):
-                size = image_size(b64)
-                if size is not None:
+                kind = media_kind(b64)
+                if kind is not None:
                     chars += len(b64)
-                    sizes.append(size)
-            if sizes:
-                out[i] = (chars, tuple(sizes))
+                    kinds.append(kind)
+            if kinds:
+                out[i] = (chars, tuple(kinds))
         return out
     return _facts_kept.get(messages, read)
 
 
 def media_corrections(messages: Sequence[Message], counts: Sequence[int], provider: str) -> dict[int, int]:
-    """Per message holding images: the provider's tokens for them less what the counter
+    """Per message holding media: the provider's tokens for them less what the counter
     gave their base64 (its share of the message's characters)."""
     out: dict[int, int] = {}
-    for i, (chars, sizes) in _media_facts(messages).items():
-        billed = sum(provider_tokens(w, h, provider) for w, h in sizes)
+    for i, (chars, kinds) in _media_facts(messages).items():
+        billed = sum(billed_tokens(k, provider) for k in kinds)
         out[i] = billed - round(counts[i] * chars / max(1, len(messages[i].content)))
     return out

@@ -3,6 +3,7 @@ model against what real logs recorded."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from datetime import datetime, timedelta, timezone
 
@@ -238,6 +239,10 @@ def test_fast_pricing_equals_the_call_by_call_reference(seed) -> None:
                         timestamp=t.isoformat(), output_tokens=rng.randint(0, 50)))
                 stamped.append(m)
             msgs = stamped
+        if rng.random() < 0.5:  # thinking on some replies: what a provider does not re-send comes off
+            msgs = [tc.Message(m.role, "thought " * rng.randint(50, 400) + m.content, tool_calls=m.tool_calls,
+                               usage=m.usage, meta={"thinking": ("thought " * 10,)})
+                    if m.role == "assistant" and rng.random() < 0.6 else m for m in msgs]
         config = rng.choice(POLICIES)
         rp = tc.replay(msgs, config, backend=tc.MemoryBackend() if isinstance(config, tc.EinoReductionConfig)
                        and not config.skip_truncation else None)
@@ -245,10 +250,12 @@ def test_fast_pricing_equals_the_call_by_call_reference(seed) -> None:
         # caches the log saw dropped at some calls (cache_resets): to nothing, or to a first part
         resets = {i: rng.choice([0, 300, 2_000]) for i in calls[1:] if rng.random() < 0.2}
         for pricing in KINDS:
+            kept = rng.choice(["all", "turn", "none"])
             for with_policy in (True, False):
                 fast = cost_mod._price_fast(rp, pricing, pricing.overhead_tokens, 1.3, with_policy, (), 0,
-                                            resets=resets)
-                slow = cost_mod._price_loop(rp, pricing, pricing.overhead_tokens, 1.3, with_policy, (), 0, resets)
+                                            resets=resets, kept=kept)
+                slow = cost_mod._price_loop(rp, pricing, pricing.overhead_tokens, 1.3, with_policy, (), 0, resets,
+                                            kept)
                 f_rows, s_rows = cost_mod._rows(fast), cost_mod._rows(slow)
                 assert [r[:6] + (r.cache_break,) for r in f_rows] == [r[:6] + (r.cache_break,) for r in s_rows], (
                     config, pricing.cache, with_policy)
@@ -438,3 +445,39 @@ def test_a_reset_caps_the_read_with_and_without_the_policy() -> None:
     assert any("held only its first tokens" in a for a in c.assumptions)
     plain = tc.cost(tc.replay([tc.Message(m.role, m.content) for m in msgs], policy), p)
     assert plain.calls_without_policy[2].cache_read_tokens > 10_000  # no recorded usage: no reset
+
+
+def test_which_earlier_thinking_each_model_is_billed_for() -> None:
+    from toolclear.billing import thinking_kept
+
+    assert [thinking_kept(m) for m in ("claude-opus-4-5-20251101", "claude-opus-4-6", "claude-sonnet-4-6",
+                                       "claude-fable-5")] == ["all"] * 4  # kept from Opus 4.5 on
+    assert [thinking_kept(m) for m in ("claude-sonnet-4-5-20250929", "claude-haiku-4-5", "claude-opus-4-1",
+                                       "claude-3-7-sonnet-latest", "gpt-5", "o3")] == ["turn"] * 6
+    assert thinking_kept("gemini-2.5-pro") == "none"
+
+
+def _thinking_run() -> list[tc.Message]:
+    """Two user turns, each with two calls whose replies think 1,000 tokens."""
+    out: list[tc.Message] = []
+    for turn in range(2):
+        out.append(tc.Message("user", text(500)))
+        for k in range(2):
+            out.append(tc.Message("assistant", text(1000) + "ok", tool_calls=(tc.ToolCall(f"c{turn}{k}", "read"),),
+                                  meta={"thinking": ("x" * 4000,)}))
+            out.append(tc.Message("tool", text(300), tool_call_id=f"c{turn}{k}", name="read"))
+    out.append(tc.Message("assistant", "done"))
+    return out
+
+
+@pytest.mark.parametrize("model,dropped", [("claude-opus-4-5", 0), ("claude-haiku-4-5", 2000),
+                                           ("gemini-2.5-pro", 4000)])
+def test_thinking_the_model_does_not_re_send_is_not_billed(model, dropped) -> None:
+    msgs = _thinking_run()
+    p = dataclasses.replace(tc.pricing_for(model), token_scale=1.0, overhead_tokens=0)
+    c = tc.cost(tc.replay(msgs, NEVER), p)
+    last = c.calls_without_policy[-1]
+    # the last call's context: everything before it, less the thinking the model drops
+    # (Haiku 4.5: the first turn's two replies; Gemini: all four; Opus 4.5: none)
+    assert last.prompt_tokens == pytest.approx(sum(tc.count_tokens(msgs)[:-1]) - dropped, abs=8)
+    assert any("thinking" in a for a in c.assumptions) == (dropped > 0)

@@ -30,7 +30,7 @@ from datetime import datetime
 from functools import cached_property
 from itertools import chain
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ._gc import paused_gc
 from ._kept import KeptFor
@@ -259,7 +259,7 @@ class _Cache:
         if p.cache == "anthropic":
             if prompt < p.min_cacheable:
                 return prompt, 0, 0
-            read = hit if hit >= p.min_cacheable else 0
+            read = min(hit, prompt) if hit >= p.min_cacheable else 0  # a prompt shorter than the entry: thinking
             self.entries.append((end, prompt, now))
             self.base_used, self.base_alive = now, True
             return 0, prompt - read, read
@@ -273,7 +273,7 @@ class _Cache:
             common = min(common, cap)
         if p.cache == "openai":
             common = (common // 128) * 128
-        read = common if common >= p.min_cacheable and prompt >= p.min_cacheable else 0
+        read = min(common, prompt) if common >= p.min_cacheable and prompt >= p.min_cacheable else 0
         self.entries.append((end, prompt, now))
         self.base_used, self.base_alive = now, True
         return prompt - read, 0, read
@@ -286,18 +286,21 @@ def _output_tokens(m: Message, count: int, scale: float) -> int:
 
 
 def _price_loop(result: Result, pricing: Pricing, overhead: int, scale: float, with_policy: bool,
-                cuts: Sequence[int], warm: int = 0, resets: Mapping[int, int] | None = None) -> dict[str, list[Any]]:
-    return _columns(_price_run(result, pricing, overhead, scale, with_policy, cuts, warm, resets))
+                cuts: Sequence[int], warm: int = 0, resets: Mapping[int, int] | None = None,
+                kept: ThinkingKept = "all") -> dict[str, list[Any]]:
+    return _columns(_price_run(result, pricing, overhead, scale, with_policy, cuts, warm, resets, kept))
 
 
 def _price_run(result: Result, pricing: Pricing, overhead: int, scale: float, with_policy: bool,
-               cuts: Sequence[int], warm: int = 0, resets: Mapping[int, int] | None = None) -> tuple[CallCost, ...]:
+               cuts: Sequence[int], warm: int = 0, resets: Mapping[int, int] | None = None,
+               kept: ThinkingKept = "all") -> tuple[CallCost, ...]:
     """The reference: one call at a time, the cache's entries kept as a stack."""
     steps = result.model_call_steps
     msgs = result.messages
     counts = result.token_counts
     after = result.token_counts_after
     tree = _Fenwick(counts)
+    thinking = _thinking_facts(msgs, counts) if kept != "all" else None
     cache_ = _Cache(pricing, overhead)
     if warm:  # the first call found this much already cached (an earlier session's system prompt)
         cache_.base, cache_.base_alive = min(warm, overhead) or warm, True
@@ -324,12 +327,14 @@ def _price_run(result: Result, pricing: Pricing, overhead: int, scale: float, wi
         base = tree.prefix(cut)
         # the step's own count of what it sent (exact); the tree only finds prefixes
         body = (step.context_tokens if with_policy else step.context_tokens_unreduced) - base
+        body -= _not_sent(thinking, kept, cut, end, end)
         prompt = overhead + round(body * scale)
         shared_end = min(prev_end, first_change) if prev_end >= 0 else cut
         if prev_end >= 0 and first_change >= prev_end:
             shared = prev_prompt  # nothing the last call sent changed: all of it is a prefix
         else:
-            shared = overhead + round((tree.prefix(max(shared_end, cut)) - base) * scale)
+            upto = max(shared_end, cut)
+            shared = overhead + round((tree.prefix(upto) - base - _not_sent(thinking, kept, cut, end, upto)) * scale)
         now = _timestamp(msgs[end]) if end < len(msgs) else None
         uncached, write, read = cache_.call(end, prompt, shared, now, resets.get(end) if resets else None)
         output = _output_tokens(msgs[end], counts[end], scale) if end < len(msgs) else 0
@@ -465,7 +470,62 @@ def _calls_in(result: Result) -> int:
     return max(0, len(result.steps) - 1) if result.mode == "replay" else len(result.steps)
 
 
-def _call_facts(result: Result, scale: float) -> dict[str, Any]:
+ThinkingKept = Literal["all", "turn", "none"]
+
+
+def thinking_kept(model: str) -> ThinkingKept:
+    """Which earlier thinking a provider re-sends and bills as input. Anthropic keeps the
+    thinking of earlier assistant turns from Claude Opus 4.5 on (documented), taken here
+    for every Claude model from 4.6 too; earlier Claude models strip it once a new user
+    turn starts ("turn"). OpenAI passes reasoning back only within a turn's tool calls
+    ("turn"); Gemini never re-sends thoughts, only their signatures ("none")."""
+    import re
+
+    from .media import provider_of
+
+    provider = provider_of(model)
+    if provider == "gemini":
+        return "none"
+    if provider == "openai":
+        return "turn"
+    found = re.search(r"claude-([a-z]+)-(\d+)(?:-(\d)(?!\d))?", model.lower())
+    if found is None:
+        return "turn"
+    family, major, minor = found.group(1), int(found.group(2)), int(found.group(3) or 0)
+    return "all" if major >= 5 or (major, minor) >= (4, 6) or (family == "opus" and (major, minor) >= (4, 5)) \
+        else "turn"
+
+
+def _thinking_facts(messages: Sequence[Message], counts: Sequence[int]) -> tuple[list[int], list[int]] | None:
+    """(thinking tokens before each message, the last user turn before each message),
+    or None when no message holds thinking. A message's thinking tokens are its count's
+    share of the thinking's characters."""
+    if not any(m.meta and m.meta.get("thinking") for m in messages):
+        return None
+    think = [0]
+    last_user = [0]
+    turn = 0
+    for i, (m, c) in enumerate(zip(messages, counts)):
+        parts = (m.meta or {}).get("thinking") if m.role == "assistant" else None
+        chars = sum(map(len, parts)) if parts else 0
+        think.append(think[-1] + (round(c * min(1.0, chars / max(1, len(m.content)))) if chars else 0))
+        if m.role == "user":
+            turn = i
+        last_user.append(turn)
+    return think, last_user
+
+
+def _not_sent(facts: tuple[list[int], list[int]] | None, kept: ThinkingKept, cut: int, end: int, upto: int) -> int:
+    """The thinking tokens of messages ``cut`` to ``upto - 1`` that a call ending at
+    ``end`` does not send."""
+    if facts is None or kept == "all":
+        return 0
+    think, last_user = facts
+    limit = min(upto, end if kept == "none" else last_user[end])
+    return max(0, think[max(limit, cut)] - think[cut])
+
+
+def _call_facts(result: Result, scale: float, kept: ThinkingKept = "all") -> dict[str, Any]:
     """Per model call, once for both runs: its end, time (nan when unknown), output
     tokens, context with and without the policy, and its lowest and highest change.
     Array operations over the replay's Trace, as a long run has 50,000 calls."""
@@ -489,8 +549,16 @@ def _call_facts(result: Result, scale: float) -> dict[str, Any]:
             if t is not None:
                 times[k] = t
             outs[k] = _output_tokens(m, counts[int(ends[k])], scale)
+    thinking = _thinking_facts(msgs, counts) if kept != "all" else None
+    strip = lim = None
+    if thinking is not None:  # earlier thinking the provider does not re-send
+        think = np.asarray(thinking[0], dtype=i64)
+        lim = ends if kept == "none" else np.asarray(thinking[1], dtype=i64)[ends]
+        strip = think[lim]
+        ctx_w, ctx_u = ctx_w - strip, ctx_u - strip
     return {"ends": ends, "times": times, "outs": outs, "ctx_w": ctx_w, "ctx_u": ctx_u, "lows": lows, "highs": highs,
-            "timed": bool(recorded) and not bool(np.isnan(times).all())}
+            "timed": bool(recorded) and not bool(np.isnan(times).all()),
+            "think": None if thinking is None else think, "think_limit": lim}
 
 
 def _anthropic_tops(np: Any, broke: Any, first: Any, ends: Any, times: Any | None, entry: Any, ttl: int,
@@ -538,7 +606,7 @@ def _anthropic_tops(np: Any, broke: Any, first: Any, ends: Any, times: Any | Non
 
 def _breaks(np: Any, f: Mapping[str, Any], with_policy: bool) -> tuple[Any, Any]:
     """Which calls broke the cache and the lowest message each changed; (None, None)
-    when a change reaches below an earlier one (the fast prefix sums assume not)."""
+    when a change reaches down to an earlier one (the fast prefix sums assume not)."""
     ends = f["ends"]
     if not with_policy:
         return np.zeros(len(ends), dtype=bool), ends.copy()
@@ -549,7 +617,7 @@ def _breaks(np: Any, f: Mapping[str, Any], with_policy: bool) -> tuple[Any, Any]
     broke = changed & (lows < prev_end)
     broke[0] = False
     earlier = np.concatenate(([-1], before[:-1]))
-    if (broke & (lows < earlier)).any():
+    if (broke & (lows <= earlier)).any():  # a change at or below an earlier one: saved again there
         return None, None
     return broke, np.where(broke, lows, ends)
 
@@ -587,7 +655,10 @@ def _shared(np: Any, result: Result, f: Mapping[str, Any], prompt: Any, broke: A
                   np.concatenate(([0], np.cumsum(np.asarray(result.token_counts, dtype=np.int64)))))
         idx = np.flatnonzero(broke)
         saved_before = f["ctx_u"][idx - 1] - f["ctx_w"][idx - 1]  # all earlier savings lie below the change
-        shared[idx] = overhead + np.rint((prefix[first[idx]] - saved_before) * scale).astype(np.int64)
+        body = prefix[first[idx]] - saved_before
+        if f.get("think") is not None:  # thinking before the change that this call does not send
+            body = body - f["think"][np.minimum(first[idx], f["think_limit"][idx])]
+        shared[idx] = overhead + np.rint(body * scale).astype(np.int64)
     return shared
 
 
@@ -607,7 +678,7 @@ def _rates(np: Any, p: Pricing, prompt: Any) -> tuple[Any, Any, Any, Any]:
 
 def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, with_policy: bool,
                 cuts: Sequence[int], warm: int = 0, facts: Any = None,
-                resets: Mapping[int, int] | None = None) -> dict[str, Any]:
+                resets: Mapping[int, int] | None = None, kept: ThinkingKept = "all") -> dict[str, Any]:
     """The same prices as ``_price_run`` with numpy over all calls at once; only calls
     whose cache entry a change invalidated are worked one by one. Falls back to the
     reference when a change reaches below an earlier change of the same run (policies
@@ -617,7 +688,7 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
     k_n = _calls_in(result)
     if k_n == 0:
         return _columns(())
-    f = facts if facts is not None else _call_facts(result, scale)
+    f = facts if facts is not None else _call_facts(result, scale, kept)
     ends, times, outs = f["ends"], f["times"], f["outs"]
     ctx = f["ctx_w"] if with_policy else f["ctx_u"]
     prompt = overhead + (ctx if scale == 1.0 else np.rint(ctx * scale).astype(np.int64))
@@ -631,7 +702,7 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
     broke, first = _breaks(np, f, with_policy)
     if broke is None:
         # a change below an earlier one: the reference's stack of prefixes handles it
-        return _price_loop(result, pricing, overhead, scale, with_policy, cuts, warm, resets)
+        return _price_loop(result, pricing, overhead, scale, with_policy, cuts, warm, resets, kept)
     reset = np.zeros(k_n, dtype=bool)
     cap = np.zeros(k_n, dtype=np.int64)
     if resets:
@@ -760,7 +831,8 @@ def cost(result: Result, pricing: Pricing | str | None = None, *, calibrate: boo
         if used and scale in (MIN_SCALE, MAX_SCALE):
             notes.append(f"poor fit: the tokenizer scale hit its bound ({scale}); the transcript may not hold what "
                          "the model was sent, so these figures are rough (compare them with the recorded cost)")
-    facts = _call_facts(result, scale) if _numpy() is not None else None
+    kept = thinking_kept(p.model or p.name)
+    facts = _call_facts(result, scale, kept) if _numpy() is not None else None
     if (facts is not None and not facts["timed"]) or (facts is None and not any(
             _timestamp(result.messages[s.call_index]) is not None
             for s in result.model_call_steps if s.call_index < len(result.messages))):
@@ -775,11 +847,16 @@ def cost(result: Result, pricing: Pricing | str | None = None, *, calibrate: boo
         notes.append(f"the log's cache held only its first tokens at {len(resets)} call(s) within its lifetime (the "
                      "client or the provider dropped the rest): so it does in the simulation, with or without the "
                      "policy")
+    if kept != "all" and facts is not None and facts["think"] is not None:
+        notes.append(f"{p.model or p.name} does not re-send earlier thinking "
+                     + ("(thoughts are never sent back)" if kept == "none" else "once a new user turn starts")
+                     + ": it is not billed as input")
     if not cuts and facts is not None:
-        with_, without = (_price_fast(result, p, overhead, scale, flag, cuts, warm, facts, resets)
+        with_, without = (_price_fast(result, p, overhead, scale, flag, cuts, warm, facts, resets, kept)
                           for flag in (True, False))
     else:
-        with_, without = (_price_loop(result, p, overhead, scale, flag, cuts, warm, resets) for flag in (True, False))
+        with_, without = (_price_loop(result, p, overhead, scale, flag, cuts, warm, resets, kept)
+                          for flag in (True, False))
     return Cost(
         columns=with_,
         columns_without_policy=without,

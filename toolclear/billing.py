@@ -496,11 +496,14 @@ def thinking_kept(model: str) -> ThinkingKept:
         else "turn"
 
 
+_has_thinking: KeptFor[bool] = KeptFor(8)
+
+
 def _thinking_facts(messages: Sequence[Message], counts: Sequence[int]) -> tuple[list[int], list[int]] | None:
     """(thinking tokens before each message, the last user turn before each message),
     or None when no message holds thinking. A message's thinking tokens are its count's
     share of the thinking's characters."""
-    if not any(m.meta and m.meta.get("thinking") for m in messages):
+    if not _has_thinking.get(messages, lambda: any(m.meta and m.meta.get("thinking") for m in messages)):
         return None
     think = [0]
     last_user = [0]
@@ -924,8 +927,8 @@ def _with_media(result: Result, p: Pricing) -> tuple[Result, str | None]:
 def _writes_one_hour(messages: Sequence[Message]) -> bool:
     """Whether most of what the log wrote to the cache was written for an hour."""
     total = one_h = 0
-    for m in messages:
-        u = m.usage
+    for i in _log_facts(messages)[1]:  # the messages that recorded usage, found once per transcript
+        u = messages[i].usage
         if u is not None:
             total += u.cache_write_tokens
             one_h += min(u.cache_write_1h_tokens, u.cache_write_tokens)

@@ -32,7 +32,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 
 import toolclear as tc
 from toolclear.integrations.langchain import from_langchain
-from toolclear.langchain_edit import langchain_tokens
+from toolclear.policies.langchain import langchain_tokens
 
 TOOLS = ["read_file", "grep", "bash", "web_search"]
 TEXTS = ["ok", "", "line\n" * 30, "日本語のテキスト " * 20, "x" * 700, "emoji 😀 " * 40, "short result"]

@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, ChatMessage, HumanMessage, System
 from langchain_core.messages.utils import count_tokens_approximately
 
 import toolclear as tc
-from toolclear.langchain_edit import langchain_tokens
+from toolclear.policies.langchain import langchain_tokens
 
 from .conftest import CORPUS_FILES, corpus_id
 

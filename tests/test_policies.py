@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 import toolclear as tc
 from toolclear.inspector import exports
-from toolclear.masking import is_observation
 from toolclear.model import OMITTED
+from toolclear.policies.masking import is_observation
 
 from .conftest import CORPUS_FILES, SAMPLE_FILES, corpus_id, hypothesis_examples
 from .test_langchain_reference import generate

@@ -11,17 +11,8 @@ from ._offload import (
     ToolResultOffloadingConfig,
     offload,
 )
-from .anthropic_edit import AnthropicClearToolUsesConfig
 from .billing import PRICING, CallCost, Cost, Pricing, cost, pricing_for, recorded_cost
 from .calibration import Calibration, calibrate
-from .clearing import (
-    DEFAULT_KEEP_RECENT_TOKENS,
-    DEFAULT_PLACEHOLDER,
-    DEFAULT_THRESHOLD,
-    ClearToolResultConfig,
-    Reduction,
-    reduce_by_tokens,
-)
 from .corpus import Corpus, CorpusSweep, Recommendation, grid, load_corpus, sweep_corpus
 from .counters import CounterInfo, TokenCounter, count_tokens, eino_tokens, get_counter, list_counters
 from .errors import (
@@ -33,11 +24,20 @@ from .errors import (
 )
 from .formats import FormatInfo, dump, dump_all, list_formats, load, load_all
 from .lab import Comparison, apply, compare, replay
-from .langchain_edit import LangChainClearToolUsesConfig
 from .lost import Losses, LostReference, losses
-from .masking import ObservationMaskingConfig
 from .model import Message, MessageStatus, Role, ToolCall, Transcript, Usage
-from .reduction import EinoReductionConfig, Truncated, truncate
+from .policies.anthropic import AnthropicClearToolUsesConfig
+from .policies.eino_clear import (
+    DEFAULT_KEEP_RECENT_TOKENS,
+    DEFAULT_PLACEHOLDER,
+    DEFAULT_THRESHOLD,
+    ClearToolResultConfig,
+    Reduction,
+    reduce_by_tokens,
+)
+from .policies.eino_reduction import EinoReductionConfig, Truncated, truncate
+from .policies.langchain import LangChainClearToolUsesConfig
+from .policies.masking import ObservationMaskingConfig
 from .result import Replay, ReplayStep, Result, Step
 from .windows import CONTEXT_WINDOWS, context_window, run_context_window, run_model
 

@@ -24,21 +24,21 @@ from typing import IO, Any, NoReturn
 from . import __version__
 from ._offload import DEFAULT_OFFLOADING_TOKEN_LIMIT, LocalDirBackend, ToolResultOffloadingConfig
 from .billing import MAX_PRICE, PRICING, Pricing, cost, run_pricing
-from .clearing import (
-    DEFAULT_KEEP_RECENT_TOKENS,
-    DEFAULT_THRESHOLD,
-    ClearToolResultConfig,
-    Reduction,
-    reduce_by_tokens,
-)
 from .counters import count_tokens, get_counter, list_counters
 from .errors import ToolclearError
 from .formats import dump_all, list_formats, load_all, written_as
 from .formats._source import read_source
 from .lab import apply, compare, parse_policy, policy_name, replay
 from .model import Transcript
+from .policies import spec_for
+from .policies.eino_clear import (
+    DEFAULT_KEEP_RECENT_TOKENS,
+    DEFAULT_THRESHOLD,
+    ClearToolResultConfig,
+    Reduction,
+    reduce_by_tokens,
+)
 from .prices import pricing_for, resolve
-from .reduction import EinoReductionConfig
 from .report import (
     cost_dict,
     display_text,
@@ -495,23 +495,24 @@ def _policy_setup(args: argparse.Namespace) -> tuple[Any, ToolResultOffloadingCo
     eino = args.policy.split(":")[0].strip().lower() == "eino"
     config = parse_policy(args.policy, threshold=args.threshold, keep=args.keep, placeholder=args.placeholder,
                           exclude=tuple(args.exclude) or None, counter=args.counter if eino else None)
+    spec = spec_for(config)
     if args.counter is None:  # the policy's own counter option, where it names one
-        args.counter = config.counter_name if isinstance(config, ClearToolResultConfig) else "eino"
+        args.counter = (spec.counts_with(config) if spec.offloads else "") or "eino"
     get_counter(args.counter)  # fail before any work if it cannot load
     offloading = backend = None
     if args.offload_dir:
         backend = LocalDirBackend(args.offload_dir)
-        if isinstance(config, ClearToolResultConfig):
+        if spec.offloads:
             offloading = ToolResultOffloadingConfig(
                 offloading_token_limit=args.offload_limit,
                 read_file_tool_name=args.read_tool,
                 token_counter=args.counter,
             )
-        elif not isinstance(config, EinoReductionConfig):
+        elif not spec.saves_files:
             raise UsageError(f"--offload-dir: the {policy_name(config)} policy saves no files")
-    elif isinstance(config, EinoReductionConfig) and not config.skip_truncation:
-        raise UsageError("eino's reduction saves truncated results: give --offload-dir DIR, or add "
-                         "skip_truncation=true to --policy")
+    elif spec.needs_backend(config):
+        raise UsageError(f"the {policy_name(config)} policy saves truncated results: give --offload-dir DIR, or "
+                         "add skip_truncation=true to --policy")
     return config, offloading, backend
 
 
@@ -522,7 +523,7 @@ def _run_pricing(args: argparse.Namespace, pricing: Pricing | None, t: Transcrip
 
 def _run_policy(t: Transcript, config: Any, args: argparse.Namespace, offloading: ToolResultOffloadingConfig | None,
                 backend: LocalDirBackend | None) -> Reduction | Result:
-    if isinstance(config, ClearToolResultConfig):
+    if spec_for(config).offloads:
         if args.replay:
             return replay(t.messages, config, offloading=offloading, backend=backend)
         return reduce_by_tokens(t.messages, config, offloading=offloading, backend=backend)
@@ -571,8 +572,7 @@ def _reduce(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
         for line in _cost_lines(t, c):
             print(line, file=stderr)
     if args.output:
-        parts = [f"{tally['cleared']} message(s) changed" if not isinstance(config, ClearToolResultConfig)
-                 else f"{tally['cleared']} tool result(s) cleared"]
+        parts = [f"{tally['cleared']} {spec_for(config).changed_noun}"]
         if offloading is not None:
             parts.append(f"{tally['offloaded']} offloaded")
         parts.append(f"{_fmt(tally['saved'])} tokens fewer in the final history")

@@ -232,9 +232,9 @@ def grid(config: Any, **axes: Sequence[Any]) -> list[Any]:
     the short ones ``threshold`` and ``keep`` (``grid(cfg, threshold=[...], keep=[...])``)."""
     from itertools import product
 
-    from .lab import _ALIASES, policy_name
+    from .policies import spec_for
 
-    aliases = _ALIASES.get(policy_name(config), {})
+    aliases = spec_for(config).aliases
     known = {f.name for f in fields(config)}
     names = []
     for key in axes:
@@ -295,7 +295,7 @@ def _rows_for_file(f: CorpusFile, data: bytes | None, fmt: str, configs: Sequenc
     from .calibration import calibrate as calibrate_run
     from .counters import count_tokens
     from .lab import apply, loss_columns, policy_name, replay
-    from .reduction import EinoReductionConfig
+    from .policies import spec_for
 
     fitted: dict[int, Calibration] = {}
 
@@ -328,7 +328,7 @@ def _rows_for_file(f: CorpusFile, data: bytes | None, fmt: str, configs: Sequenc
                 rows.append(tuple(row.get(k) for k in ROW_FIELDS))
                 continue
             try:
-                backend = MemoryBackend() if isinstance(cfg, EinoReductionConfig) and not cfg.skip_truncation \
+                backend = MemoryBackend() if spec_for(cfg).needs_backend(cfg) \
                     else None
                 if mode == "replay":
                     r = replay(t.messages, cfg, backend=backend, counter=counter,

@@ -10,26 +10,23 @@ approximation, eino's reduction counter).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
-from ._engine import Engine, assemble
 from ._offload import MemoryBackend, StorageBackend
-from ._reduction_replay import ReductionEngine
-from ._replay import model_calls
-from ._replay import replay as _replay_clear
-from .anthropic_edit import AnthropicClearToolUsesConfig, AnthropicEngine
 from .calibration import Calibration, as_sent, cut_before, prefix_sums
-from .clearing import ClearToolResultConfig, reduce_by_tokens
 from .counters import TokenCounter, count_tokens, get_counter
 from .errors import ConfigError
-from .langchain_edit import LangChainClearToolUsesConfig, LangChainEngine
-from .masking import MaskingEngine, ObservationMaskingConfig, OpenHandsEngine
 from .model import Message, MessageStatus
-from .reduction import EinoReductionConfig, ToolSchema
-from .registry import plugin_for, plugins
-from .result import Result, Step
+from .policies import BUILT_IN, preset_named, spec_for
+from .policies._engine import Engine, assemble
+from .policies.anthropic import AnthropicClearToolUsesConfig
+from .policies.eino_clear import ClearToolResultConfig, model_calls
+from .policies.eino_reduction import EinoReductionConfig, ToolSchema
+from .policies.langchain import LangChainClearToolUsesConfig
+from .policies.masking import ObservationMaskingConfig
+from .result import Result
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -41,45 +38,18 @@ PolicyConfig = Union[
     LangChainClearToolUsesConfig, ObservationMaskingConfig,
 ]
 
-POLICIES: dict[str, type] = {
-    "eino": ClearToolResultConfig,
-    "eino-reduction": EinoReductionConfig,
-    "anthropic": AnthropicClearToolUsesConfig,
-    "langchain": LangChainClearToolUsesConfig,
-    "masking": ObservationMaskingConfig,
-}
-"""The CLI's and the app's short names for each policy."""
+POLICIES: dict[str, type] = {s.name: s.config for s in BUILT_IN}
+"""toolclear's own policies by name (``policies.registered()`` lists every one)."""
 
 
 def policy_name(config: Any) -> str:
-    for name, cls in POLICIES.items():
-        if isinstance(config, cls):
-            return name
-    info = plugin_for(config)
-    if info is not None:
-        return info.name
-    raise ConfigError(f"not a policy config: {type(config).__name__}")
+    return spec_for(config).name
 
 
 def _engine(msgs: tuple[Message, ...], config: Any, counter: TokenCounter, backend: StorageBackend | None,
             tools: Sequence[ToolSchema], mode: str) -> Engine:
-    if isinstance(config, AnthropicClearToolUsesConfig):
-        return AnthropicEngine(msgs, config, counter)
-    if isinstance(config, LangChainClearToolUsesConfig):
-        return LangChainEngine(msgs, config)
-    if isinstance(config, ObservationMaskingConfig):
-        return OpenHandsEngine(msgs, config) if config.unit == "events" else MaskingEngine(msgs, config)
-    if isinstance(config, EinoReductionConfig):
-        if backend is None and not config.skip_truncation:
-            raise ConfigError("eino's reduction needs a backend unless skip_truncation is set "
-                              "(eino: backend must be set when not skipping truncation)")
-        # one before-model step is the clear phase alone; a replay also truncates each
-        # result as its tool returns
-        return ReductionEngine(msgs, config, backend, tools, backend is not None, arrivals=mode == "replay")
-    info = plugin_for(config)
-    if info is not None:  # a policy from another package (the toolclear.policies entry points)
-        return info.engine(msgs, config, counter)
-    raise ConfigError(f"not a policy config: {type(config).__name__}")
+    engine: Engine = spec_for(config).engine(msgs, config, counter, backend=backend, tools=tools, mode=mode)
+    return engine
 
 
 def _run(messages: Sequence[Message], config: Any, counter: Any, backend: StorageBackend | None,
@@ -95,20 +65,9 @@ def _run(messages: Sequence[Message], config: Any, counter: Any, backend: Storag
             return as_sent(calibration, length, prefix) - own.prefix[length]
         own.offset = offset
     calls = model_calls(msgs) if mode == "replay" else [len(msgs)]
-    final = None
-    files: dict[str, str] = {}
-    notes: tuple[str, ...] = ()
-    if isinstance(engine, ReductionEngine):
-        result = assemble(msgs, engine, config, count, calls, mode=mode, final=None)
-        files = engine.files
-        if engine.overwritten:
-            notes = (f"eino overwrote {len(engine.overwritten)} saved file(s) with the placeholder: after a plain "
-                     "assistant reply it clears already-cleared rounds again and saves what they hold now "
-                     "(REDUCTION.md C5), so the original results are lost from storage, e.g. "
-                     f"{engine.overwritten[0]}",)
-        final = tuple(engine.state)
-        return _with(result, messages=final, files=files, notes=notes)
-    return assemble(msgs, engine, config, count, calls, mode=mode)
+    result = assemble(msgs, engine, config, count, calls, mode=mode)
+    finish = getattr(engine, "finish", None)  # a policy whose own state is the final history (eino's reduction)
+    return finish(result) if finish is not None else result
 
 
 def _calibrated(result: Result, calibration: Calibration | None, counter: Any) -> Result:
@@ -151,21 +110,6 @@ def _with(result: Result, **changes: Any) -> Result:
     return replace(result, **changes)
 
 
-def _from_clear(messages: Sequence[Message], config: ClearToolResultConfig, mode: str, **kw: Any) -> Result:
-    if mode == "replay":
-        return _replay_clear(messages, config, **kw)
-    r = reduce_by_tokens(messages, config, **kw)
-    total = sum(r.token_counts_original or r.token_counts)
-    step = Step(len(r.messages), tuple(r.cleared_indices), sum(r.token_counts_after), total, False,
-                r.total_tool_result_tokens, r.triggered, r.recent_start_index if r.triggered else None)
-    cleared_at = [None] * len(r.messages)
-    for i in r.cleared_indices:
-        cleared_at[i] = len(r.messages)  # type: ignore[call-overload]
-    return Result(messages=r.messages, steps=(step,), token_counts=r.token_counts, cleared_at=tuple(cleared_at),
-                  config=config, offloads=r.offloads, token_counts_original=r.token_counts_original,
-                  mode="single pass", _statuses=lambda: r.statuses, _counts_after=r.token_counts_after)
-
-
 def apply(
     messages: Sequence[Message],
     config: PolicyConfig | None = None,
@@ -178,12 +122,13 @@ def apply(
     None). For eino's reduction the returned messages carry eino's processed flag, so
     they are the state the next call starts from; ``backend`` receives its files."""
     config = config if config is not None else ClearToolResultConfig()
-    if isinstance(config, ClearToolResultConfig):
-        return _from_clear(messages, config, "single pass", backend=backend)
+    spec = spec_for(config)
+    if spec.fast_apply is not None:
+        return spec.fast_apply(messages, config, backend=backend)
     return _run(messages, config, counter, backend, tools, "single pass")
 
 
-STICKY: tuple[type, ...] = (ClearToolResultConfig, EinoReductionConfig)
+STICKY: tuple[type, ...] = tuple(s.config for s in BUILT_IN if s.sticky)
 """Policies whose edits stay in the agent's history (eino's); the others recompute
 from the full history on every call."""
 
@@ -244,7 +189,8 @@ def replay(
     that prompt (eino's clear policy counts only tool results; eino's reduction counts
     its own estimate of the messages)."""
     config = config if config is not None else ClearToolResultConfig()
-    sticky = isinstance(config, STICKY) or getattr(plugin_for(config), "sticky", False)
+    spec = spec_for(config)
+    sticky = spec.sticky
     if persist is not None and persist != sticky:
         if offloading is not None:
             raise ConfigError("offloading is only simulated the way eino runs it (persist=None)")
@@ -253,14 +199,14 @@ def replay(
         if sum(calls) > _LOOP_LIMIT:
             raise ConfigError(f"persist={persist} is simulated call by call and this run would take "
                               f"{sum(calls):,} message-steps (limit {_LOOP_LIMIT:,}); use persist=None")
-        count = get_counter(counter if not isinstance(config, ClearToolResultConfig) else config.token_counter)
+        count = get_counter(spec.counts_with(config) or counter if spec.fast_replay is not None else counter)
         engine = _LoopEngine(msgs, config, counter, backend, tools, persist)
         result = assemble(msgs, engine, config, count, calls, mode="replay")
         return _calibrated(_with(result, files=dict(backend.files) if isinstance(backend, MemoryBackend) else {},
                                  notes=(f"simulated call by call with persist={persist}",)), calibration, count)
-    if isinstance(config, ClearToolResultConfig):
-        return _calibrated(_replay_clear(messages, config, offloading=offloading, backend=backend), calibration,
-                           get_counter(config.token_counter))
+    if spec.fast_replay is not None:
+        return _calibrated(spec.fast_replay(messages, config, offloading=offloading, backend=backend), calibration,
+                           get_counter(spec.counts_with(config) or None))
     if offloading is not None:
         raise ConfigError("offloading belongs to eino's clear policy; eino's reduction truncates instead")
     return _calibrated(_run(messages, config, counter, backend, tools, "replay", calibration), calibration,
@@ -323,18 +269,7 @@ def loss_columns(result: Result, lost: Any = None) -> dict[str, int]:
 
 
 def _label(config: Any) -> str:
-    name = policy_name(config)
-    if isinstance(config, ClearToolResultConfig):
-        return f"eino {config.tool_result_token_threshold:,}/{config.keep_recent_tokens:,}"
-    if isinstance(config, EinoReductionConfig):
-        return f"eino-reduction {config.effective_max_tokens_for_clear:,}/{config.effective_retention}"
-    if isinstance(config, AnthropicClearToolUsesConfig):
-        return f"anthropic {config.trigger_input_tokens:,}/{config.keep_tool_uses}"
-    if isinstance(config, LangChainClearToolUsesConfig):
-        return f"langchain {config.trigger:,}/{config.keep}"
-    if isinstance(config, ObservationMaskingConfig):
-        return f"masking last {config.keep_last} {config.unit}"
-    return name  # pragma: no cover
+    return spec_for(config).label(config)
 
 
 def compare(
@@ -361,7 +296,7 @@ def compare(
     msgs = tuple(messages)
     results = []
     for cfg in configs:
-        needs = isinstance(cfg, EinoReductionConfig) and not cfg.skip_truncation
+        needs = spec_for(cfg).needs_backend(cfg)
         backend = (backend_factory or MemoryBackend)() if needs else None
         if mode == "replay":
             results.append(replay(msgs, cfg, backend=backend, counter=counter, calibration=calibration))
@@ -381,22 +316,6 @@ def compare(
             raise ConfigError("pricing needs a replay: a single pass has no model calls to price")
         costs = tuple(cost(r, pricing, calibrate=calibrate, compactions=compactions) for r in results)
     return Comparison(tuple(configs), tuple(results), tuple(labels), costs)
-
-
-_ALIASES: dict[str, dict[str, str]] = {
-    "eino": {"threshold": "tool_result_token_threshold", "keep": "keep_recent_tokens", "exclude": "exclude_tools",
-             "counter": "token_counter"},
-    "eino-reduction": {"threshold": "max_tokens_for_clear", "keep": "clear_retention_suffix_limit",
-                       "exclude": "clear_exclude_tools", "at_least": "clear_at_least_tokens"},
-    "anthropic": {"threshold": "trigger_input_tokens", "trigger": "trigger_input_tokens", "keep": "keep_tool_uses",
-                  "exclude": "exclude_tools", "at_least": "clear_at_least_input_tokens"},
-    "langchain": {"threshold": "trigger", "exclude": "exclude_tools", "at_least": "clear_at_least"},
-    "masking": {"keep": "keep_last", "n": "keep_last", "attention_window": "keep_last"},
-}
-"""Short option names each policy takes in a spec, for its own field names."""
-
-_PRESETS: dict[str, Callable[[], ObservationMaskingConfig]] = {
-    "openhands": ObservationMaskingConfig.openhands, "swe-agent": ObservationMaskingConfig.swe_agent}
 
 
 def _split_top(text: str) -> list[str]:
@@ -475,28 +394,18 @@ def _needs_json(text: str) -> bool:
 
 def parse_policy(spec: str, **overrides: Any) -> PolicyConfig:
     """A policy from a spec such as ``anthropic:trigger=50000,keep=5`` or
-    ``swe-agent:n=3``: the policy's name (``POLICIES``, or the masking presets
-    ``openhands`` and ``swe-agent``), then its fields by their own names (or the short
+    ``swe-agent:n=3``: the name of a policy or preset in the registry
+    (``toolclear.policies``: ``eino``, ``openhands``, ``swe-agent``, a plugin's), then its fields by their own names (or the short
     ones ``threshold``, ``keep``, ``exclude``, ``at_least``), lists as ``a|b`` or JSON.
     ``overrides`` (field=value, already typed) are applied after the spec."""
     from dataclasses import fields, replace
 
     name, _, rest = spec.partition(":")
     name = name.strip().lower()
-    extra = plugins()
-    if name in _PRESETS:
-        base: Any = _PRESETS[name]()
-        kind = "masking"
-    elif name in POLICIES:
-        base = POLICIES[name]()
-        kind = name
-    elif name in extra:
-        base = extra[name].config()
-        kind = name
-    else:
-        raise ConfigError(f"unknown policy {name!r}; expected one of {', '.join([*POLICIES, *_PRESETS, *extra])}")
+    found, preset = preset_named(name)
+    base: Any = preset.make()
     known = {f.name: getattr(base, f.name) for f in fields(base) if not f.name.startswith("_")}
-    aliases = dict(extra[name].aliases) if name in extra else _ALIASES.get(kind, {})
+    aliases = dict(found.aliases)
     changes: dict[str, Any] = {}
     for part in _split_top(rest):
         if not part.strip():
@@ -526,15 +435,8 @@ def policy_spec(config: PolicyConfig) -> str:
     import json
     from dataclasses import fields
 
-    name = policy_name(config)
-    info = plugin_for(config)
-    base: Any = info.config() if info is not None else POLICIES[name]()
-    if isinstance(config, ObservationMaskingConfig):
-        for preset, make in _PRESETS.items():
-            p = make()
-            if (p.placeholder, p.unit, p.keep_first) == (config.placeholder, config.unit, config.keep_first):
-                name, base = preset, p
-                break
+    preset = spec_for(config).preset_of(config)
+    name, base = preset.name, preset.make()
     parts = []
     for f in fields(config):
         if f.name.startswith("_"):

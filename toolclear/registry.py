@@ -9,7 +9,7 @@ the CLI's ``--policy`` and the app's picker, with no change to toolclear::
 
 The policy is a frozen dataclass config and an engine factory; the engine is advanced
 over the prefix length of each model call and answers which messages now look
-different (see ``toolclear._engine.Engine``). The README has a complete example.
+different (see ``toolclear.policies._engine.Engine``). The README has a complete example.
 """
 
 from __future__ import annotations

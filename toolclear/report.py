@@ -13,9 +13,9 @@ from operator import attrgetter
 from typing import Any, cast
 
 from ._offload import ToolResultOffloadingConfig
-from ._replay import Replay
-from .clearing import ClearToolResultConfig, Reduction
 from .model import Message, MessageStatus, Transcript
+from .policies import spec_for
+from .policies.eino_clear import Reduction, Replay
 from .schema import SCHEMA_VERSION, Mode, ReportDict, RowDict, SettingsDict, SummaryDict
 
 __all__ = [
@@ -92,7 +92,7 @@ def _static(m: Message) -> tuple[str, str, str, str]:
 def _reasons(result: Result, start: int | None) -> list[str]:
     """Why each message has its status, in the words of the policy's two decisions:
     whether clearing triggers (the threshold) and where the protected window starts."""
-    if not isinstance(result.config, ClearToolResultConfig):
+    if not spec_for(result.config).window:
         return _policy_reasons(result)
     if isinstance(result, Replay):
         last = result.steps[-1] if result.steps else None
@@ -204,7 +204,7 @@ def policy_options(config: Any) -> dict[str, Any]:
 def settings_dict(
     config: Any, offloading: ToolResultOffloadingConfig | None = None
 ) -> SettingsDict:
-    if not isinstance(config, ClearToolResultConfig):
+    if not spec_for(config).window:
         from .lab import policy_name
 
         return {"policy": policy_name(config), "options": policy_options(config)}

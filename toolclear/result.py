@@ -18,7 +18,6 @@ from .model import Message, MessageStatus
 
 if TYPE_CHECKING:
     from ._offload import OffloadRecord
-    from .clearing import SequenceIndex
 
 __all__ = ["Replay", "ReplayStep", "Result", "Step", "Trace"]
 
@@ -93,11 +92,10 @@ class Result:
     _plain_steps: tuple[Step, ...] = field(default=(), repr=False)
     """With a calibration, the steps in the transcript's tokens (what ``cost`` models)."""
     _seen: tuple[Message, ...] = field(default=(), repr=False)
-    _index: SequenceIndex | None = field(default=None, repr=False)
     _statuses: tuple[MessageStatus, ...] | Callable[[], tuple[MessageStatus, ...]] | None = field(
         default=None, repr=False)
     """The statuses, or how to work them out when first asked (a live call never asks)."""
-    _counts_after: tuple[int, ...] | None = field(default=None, repr=False)
+    _counts_after: tuple[int, ...] | Callable[[], tuple[int, ...]] | None = field(default=None, repr=False)
     _trace: Trace | None = field(default=None, repr=False)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -105,6 +103,8 @@ class Result:
         state = dict(self.__dict__)
         if callable(state.get("_statuses")):
             state["_statuses"] = self.statuses
+        if callable(state.get("_counts_after")):
+            state["_counts_after"] = self.token_counts_after
         return state
 
     @property
@@ -127,21 +127,16 @@ class Result:
             return self._statuses()
         if self._statuses is not None:
             return self._statuses
-        from .clearing import statuses_of
-
-        final = self.steps[-1] if self.steps else None
-        return statuses_of(self._seen, self.config, bool(final and final.triggered),
-                           (final.recent_start_index or 0) if final else 0,
-                           self.cleared_indices, self.offloads,
-                           self._index.tool_positions if self._index is not None else None)
+        changed = set(self.cleared_indices)
+        return tuple(MessageStatus.CLEARED if i in changed else MessageStatus.KEPT for i in range(len(self.messages)))
 
     @cached_property
     def token_counts_after(self) -> tuple[int, ...]:
+        if callable(self._counts_after):
+            return self._counts_after()
         if self._counts_after is not None:
             return self._counts_after
-        from .clearing import counts_after
-
-        return counts_after(self.token_counts, self._seen, self.cleared_indices, self.config)
+        return self.token_counts
 
     @property
     def cache_breaks(self) -> int:

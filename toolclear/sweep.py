@@ -12,11 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ._replay import replay
 from .billing import cost
-from .clearing import ClearToolResultConfig, reduce_by_tokens
 from .counters import count_tokens, get_counter
 from .model import Message
+from .policies.eino_clear import ClearToolResultConfig, reduce_by_tokens, replay
 from .schema import Mode
 
 __all__ = ["SliderBounds", "Sweep", "grid_values", "nice_ceil", "slider_bounds", "sweep", "sweep_axes"]

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import TranscriptError
-from ..langchain_edit import langchain_facts
 from ..model import Message, ToolCall, Transcript
+from ..policies.langchain import langchain_facts
 from ._base import Builder, FormatReader, compact_json, content_text, json_type, str_or, str_or_none, where
 from ._doc import Document, Path
 from .chat import _note_roles_and_pairs, _openai_calls

@@ -11,9 +11,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from .._replay import Replay
-from ..clearing import ClearToolResultConfig, Reduction
 from ..model import Message, MessageStatus
+from ..policies import spec_for
+from ..policies.eino_clear import ClearToolResultConfig, Reduction, Replay
 from ..report import display_text, window_start
 from ..sweep import Sweep
 
@@ -184,7 +184,7 @@ def usage_figure(result: Result, original: Sequence[Message], *, height: int = 4
                 "customdata": after[where], "hovertext": [labels[i] for i in where],
                 "hovertemplate": "#%{x} %{hovertext}<br>tokens %{y:,} → %{customdata:,}<br>" + cat + "<extra></extra>",
             })
-    eino = isinstance(config, ClearToolResultConfig)
+    eino = spec_for(config).window  # a tool-result trigger and a protected window to draw
     shapes: list[dict[str, Any]] = []
     annotations: list[dict[str, Any]] = []
     right = max(n - 0.5, 0.5)
@@ -240,7 +240,7 @@ def replay_figure(rp: Replay, *, height: int = 380, marks: Sequence[tuple[int, s
                              line={"color": "#1f77b4", "width": 2}, customdata=cleared,
                              hovertemplate="call at #%{x}: %{y:,} tokens sent<br>%{customdata} cleared at this call"
                              "<extra></extra>"))
-    eino = isinstance(rp.config, ClearToolResultConfig)
+    eino = spec_for(rp.config).window
     if eino:
         fig.add_trace(go.Scatter(x=x, y=tool_total, name="tool-result tokens (trigger)", mode="lines",
                                  line={"color": "#ff7f0e", "width": 1},

@@ -9,7 +9,7 @@ numbers, charts and tables come from ``toolclear.apply`` / ``toolclear.replay``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -20,90 +20,30 @@ from toolclear import lab, report, schema
 from toolclear.formats import written_as
 from toolclear.inspector import charts, exports, money, snippets
 from toolclear.inspector.widgets import md, slider_pair, store
-from toolclear.langchain_edit import langchain_tokens
-from toolclear.reduction import reduction_tokens
+from toolclear.policies import Knob, registered
+from toolclear.policies._spec import default_knobs
+from toolclear.policies.eino_reduction import reduction_tokens
+from toolclear.policies.langchain import langchain_tokens
 from toolclear.sweep import grid_values, nice_ceil
 
 __all__ = ["POLICY_CHOICES", "losses_of", "render_compare", "render_losses", "render_policy"]
 
-POLICY_CHOICES = {
-    "eino clear-tool-result": "eino",
-    "eino reduction middleware": "eino-reduction",
-    "Anthropic context editing": "anthropic",
-    "LangChain ClearToolUsesEdit": "langchain",
-    "Observation masking (OpenHands)": "openhands",
-    "Observation masking (SWE-agent)": "swe-agent",
-}
-"""The sidebar's policy picker: label -> the spec name ``lab.parse_policy`` takes."""
-
-POLICY_HELP = {
-    "eino-reduction": "eino's current middleware: truncates a large result as the tool returns (head and tail kept, "
-                      "the whole saved), and clears older rounds once the whole context reaches a limit; what it "
-                      "clears stays cleared.",
-    "anthropic": "The Messages API's server-side clear_tool_uses_20250919: recomputed at every request on the full "
-                 "history, so nothing stays cleared between calls.",
-    "langchain": "LangChain v1's ContextEditingMiddleware: edits a copy of each request; counts with LangChain's "
-                 "approximation.",
-    "openhands": "OpenHands' observation-masking condenser: observations older than the attention window (in "
-                 "events) become <MASKED>.",
-    "swe-agent": "SWE-agent's LastNObservations: all but the last n observations become 'Old environment output', "
-                 "updated every `polling` steps; the first is kept.",
-}
+def _picker() -> tuple[dict[str, str], dict[str, str], dict[str, tuple[Knob, ...]]]:
+    """The sidebar's policy picker (label -> the name ``lab.parse_policy`` takes), each
+    name's help and its sliders, read from the registry (``toolclear.policies``): a
+    policy with named presets (observation masking) is picked by them."""
+    choices: dict[str, str] = {}
+    helps: dict[str, str] = {}
+    knobs: dict[str, tuple[Knob, ...]] = {}
+    for spec in registered():
+        for preset in spec.presets[1:] or spec.presets:
+            choices.setdefault(preset.label, preset.name)
+            helps[preset.name] = preset.help
+            knobs[preset.name] = preset.knobs or default_knobs(spec.config)
+    return choices, helps, knobs
 
 
-@dataclass(frozen=True)
-class Knob:
-    """One of a policy's main numbers."""
-
-    field: str
-    label: str
-    unit: str  # what the slider's range is sized to: tokens, lc_tokens, rd_tokens, rounds, uses, messages, steps
-    help: str
-
-
-KNOBS: dict[str, tuple[Knob, ...]] = {
-    "eino-reduction": (
-        Knob("max_tokens_for_clear", "Clear once the context reaches (tokens)", "rd_tokens",
-             "max_tokens_for_clear: the whole conversation plus tool schemas, by eino's reduction counter; "
-             "equality triggers."),
-        Knob("clear_retention_suffix_limit", "Rounds kept (retention)", "rounds",
-             "clear_retention_suffix_limit: the latest rounds (assistant messages with tool calls) left alone."),
-    ),
-    "anthropic": (
-        Knob("trigger_input_tokens", "Trigger: input tokens over", "tokens",
-             "trigger: clearing starts once the prompt holds more input tokens than this."),
-        Knob("keep_tool_uses", "Tool uses kept", "uses", "keep: the most recent tool uses whose results stay."),
-    ),
-    "langchain": (
-        Knob("trigger", "Trigger: LangChain's count over", "lc_tokens",
-             "trigger: by count_tokens_approximately (characters / 4 + 3 per message)."),
-        Knob("keep", "Tool results kept", "uses", "keep: the most recent tool messages left alone."),
-    ),
-    "openhands": (
-        Knob("keep_last", "Attention window (events)", "messages",
-             "attention_window: observations among the last this many events stay whole."),
-    ),
-    "swe-agent": (
-        Knob("keep_last", "Observations kept (n)", "uses", "n: the most recent observations left whole."),
-        Knob("polling", "Polling (steps between updates)", "steps",
-             "polling: the mask moves only every this many observations, so the prompt cache lasts between."),
-    ),
-}
-
-
-def _add_plugins() -> None:
-    """Policies other packages declare (the ``toolclear.policies`` entry points) join
-    the picker, with their own sliders and help."""
-    from toolclear.registry import plugins
-
-    for name, info in plugins().items():
-        POLICY_CHOICES.setdefault(info.label or name, name)
-        POLICY_HELP.setdefault(name, info.help or f"a policy from {info.source or 'another package'}.")
-        KNOBS.setdefault(name, tuple(Knob(f, label, unit if unit in ("tokens", "uses", "messages") else "uses", hint)
-                                     for f, label, unit, hint in info.sliders))
-
-
-_add_plugins()
+POLICY_CHOICES, POLICY_HELP, KNOBS = _picker()
 
 
 def _key(kind: str, field: str) -> str:

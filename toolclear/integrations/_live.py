@@ -16,18 +16,17 @@ history.
 from __future__ import annotations
 
 import threading
-from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from itertools import count
 from operator import is_
 from typing import Any
 
-from .._engine import _visible
-from ..clearing import ClearToolResultConfig, window_start
-from ..counters import count_tokens, get_counter
-from ..lab import _engine, apply, policy_name
+from ..counters import get_counter
+from ..lab import apply, policy_name
 from ..model import Message
+from ..policies import spec_for
+from ..policies._engine import _visible
 from ..result import Result
 
 __all__ = ["Conversation", "Growing", "Live", "Memo"]
@@ -67,50 +66,6 @@ class Memo:
             self.entries = {k: v for k, v in self.entries.items() if k in live}
 
 
-class _EinoClear:
-    """eino's clear policy advanced call by call over a growing raw history. The window
-    start (over the raw counts: inside the window nothing was cleared) and the clearing
-    frontier only move forward, so each result is cleared once. With the edit kept
-    (``persist``) the trigger counts the results not cleared yet, as ``toolclear.replay``
-    does (proven equal to the policy applied call by call on the kept history); per
-    call it counts them all, each call seeing the raw history."""
-
-    def __init__(self, msgs: list[Message], config: Any, persist: bool) -> None:
-        self.msgs, self.config, self.persist = msgs, config, persist
-        self.counter = get_counter(config.token_counter)
-        self.counts: list[int] = []
-        self.prefix = [0]
-        self.tools: list[int] = []  # tool results not holding the placeholder
-        self.tool_prefix = [0]  # their tokens before each index
-        self.pos = 0  # self.tools[:pos] are cleared (or excluded)
-        self.frontier = 0  # the window start never moves left
-        self.cleared = 0  # tool tokens cleared so far
-
-    def advance(self, length: int) -> dict[int, Message | None]:
-        c, msgs, prefix, tools = self.config, self.msgs, self.prefix, self.tools
-        have = len(self.counts)
-        if length > have:
-            new = count_tokens(msgs[have:length], self.counter)
-            self.counts += new
-            for i, n in enumerate(new, have):
-                m = msgs[i]
-                prefix.append(prefix[-1] + n)
-                countable = m.role == "tool" and m.content != c.placeholder
-                self.tool_prefix.append(self.tool_prefix[-1] + (n if countable else 0))
-                if countable:
-                    tools.append(i)
-        total = self.tool_prefix[length] - (self.cleared if self.persist else 0)
-        if not length or total <= c.tool_result_token_threshold:
-            return {}
-        start = window_start(prefix, length, c.keep_recent_tokens, self.frontier)
-        end = bisect_left(tools, start, self.pos)
-        excluded = frozenset(c.exclude_tools)
-        newly = [t for t in tools[self.pos:end] if msgs[t].tool_name not in excluded]
-        self.pos, self.frontier = end, start
-        self.cleared += sum(self.counts[t] for t in newly)
-        return {t: msgs[t].replaced(c.placeholder) for t in newly}
-
-
 class Growing:
     """A policy whose every call sees the previous call's history plus new messages: in
     the per-call mode (LangChain's, Anthropic's, masking, eino's clear policy) the raw
@@ -136,10 +91,9 @@ class Growing:
             self.seq, self.shown = list(before), list(before)  # a new or rewritten history
             self.differs = set()
             seq: Any = self.seq  # the engine reads this list as it grows
-            if isinstance(self.config, ClearToolResultConfig):
-                self.engine = _EinoClear(seq, self.config, self.persist)
-            else:
-                self.engine = _engine(seq, self.config, get_counter(self.counter), None, self.tools, "single pass")
+            # eino's clear policy advances over the growing list with the edit kept or not
+            self.engine = spec_for(self.config).engine(seq, self.config, get_counter(self.counter), backend=None,
+                                                       tools=self.tools, mode="single pass", persist=self.persist)
         else:
             self.seq += before[n:]
             self.shown += before[n:]

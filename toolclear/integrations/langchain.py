@@ -17,8 +17,8 @@ from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from ..formats._base import compact_json, parts_text
-from ..langchain_edit import langchain_facts
 from ..model import Message, ToolCall
+from ..policies.langchain import langchain_facts
 from ..result import Result
 from ._live import Live, Memo
 

@@ -14,9 +14,9 @@ from array import array
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from .counters import TokenCounter, count_tokens
-from .model import Message, MessageStatus, ToolCall
-from .result import Result, Step, Trace
+from ..counters import TokenCounter, count_tokens
+from ..model import Message, MessageStatus, ToolCall
+from ..result import Result, Step, Trace
 
 __all__ = ["Engine", "Pairing", "assemble", "with_inputs_cleared"]
 

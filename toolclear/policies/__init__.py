@@ -1,0 +1,86 @@
+"""The policies, one module per family, and the registry that lists them.
+
+Each family module (``eino_clear``, ``eino_reduction``, ``anthropic``, ``langchain``,
+``masking``) holds the whole policy: its config, its engine, and its ``SPEC`` (names,
+knobs, exports). The registry lists those, the policies added with ``register`` and
+the ones other packages declare in the ``toolclear.policies`` entry-point group; the
+CLI, the inspector, ``compare``, the corpus and the live adapters find a policy here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import ConfigError
+from ..registry import PolicyInfo, plugins
+from . import anthropic, eino_clear, eino_reduction, langchain, masking
+from ._spec import Knob, PolicySpec, Preset, SliderUnit
+
+__all__ = ["BUILT_IN", "Knob", "PolicySpec", "Preset", "SliderUnit", "preset_named", "preset_names", "register",
+           "registered", "spec_for", "unregister"]
+
+BUILT_IN: tuple[PolicySpec, ...] = (eino_clear.SPEC, eino_reduction.SPEC, anthropic.SPEC, langchain.SPEC, masking.SPEC)
+"""toolclear's own policies, in the order the app and the CLI list them."""
+
+_ADDED: dict[str, PolicySpec] = {}
+_UNITS = ("tokens", "lc_tokens", "rd_tokens", "rounds", "uses", "messages", "steps")
+
+
+def _from_plugin(info: PolicyInfo) -> PolicySpec:
+    """A plugin's ``PolicyInfo`` as a spec (its engine takes the messages, the config
+    and the counter)."""
+    engine = info.engine
+    knobs = tuple(Knob(f, label, unit if unit in _UNITS else "uses", hint)  # type: ignore[arg-type]
+                  for f, label, unit, hint in info.sliders)
+    return PolicySpec(
+        name=info.name, config=info.config,
+        engine=lambda messages, config, counter, **_: engine(tuple(messages), config, counter),
+        presets=(Preset(info.name, info.label or info.name,
+                        info.help or f"a policy from {info.source or 'another package'}.", info.config, knobs),),
+        aliases=dict(info.aliases), sticky=info.sticky, source=info.source or "another package")
+
+
+def registered() -> tuple[PolicySpec, ...]:
+    """Every policy toolclear knows: its own, the ones ``register`` added, and the ones
+    other packages declare (loaded once)."""
+    return (*BUILT_IN, *_ADDED.values(), *(_from_plugin(info) for info in plugins().values()))
+
+
+def preset_names() -> list[str]:
+    return [p.name for s in registered() for p in s.presets]
+
+
+def register(spec: PolicySpec) -> PolicySpec:
+    """Add a policy in this process (a package declares one with the entry point)."""
+    taken = set(preset_names())
+    clash = [p.name for p in spec.presets if p.name in taken]
+    if clash or any(s.config is spec.config for s in registered()):
+        raise ConfigError(f"policy {spec.name}: the name {clash[0]!r} is taken" if clash else
+                          f"policy {spec.name}: {spec.config.__name__} is another policy's config")
+    _ADDED[spec.name] = spec
+    return spec
+
+
+def unregister(name: str) -> None:
+    """Take out a policy ``register`` added."""
+    _ADDED.pop(name, None)
+
+
+def spec_for(config: Any) -> PolicySpec:
+    """The policy whose config ``config`` is."""
+    specs = registered()
+    found = next((s for s in specs if type(config) is s.config), None) or next(
+        (s for s in specs if isinstance(config, s.config)), None)
+    if found is None:
+        raise ConfigError(f"not a policy config: {type(config).__name__}")
+    return found
+
+
+def preset_named(name: str) -> tuple[PolicySpec, Preset]:
+    """The policy and preset a name picks (``eino``, ``swe-agent``, a plugin's name)."""
+    key = name.strip().lower()
+    for spec in registered():
+        for preset in spec.presets:
+            if preset.name == key:
+                return spec, preset
+    raise ConfigError(f"unknown policy {key!r}; expected one of {', '.join(preset_names())}")

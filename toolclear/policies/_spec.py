@@ -1,0 +1,136 @@
+"""What toolclear knows about a policy, in one value: its config, its engine, its names,
+its knobs, what it exports. Each family module ends with its ``SPEC``; the registry
+(``toolclear.policies``) lists them, and the CLI, the inspector, ``compare``, the corpus
+and the live adapters ask it, not the config's class."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import Any, Literal
+
+from ..errors import ConfigError
+
+__all__ = ["Knob", "PolicySpec", "Preset", "SliderUnit"]
+
+SliderUnit = Literal["tokens", "lc_tokens", "rd_tokens", "rounds", "uses", "messages", "steps"]
+"""What a slider's range is sized to on the loaded conversation: its tokens (by the
+replay's counter, LangChain's approximation, eino's reduction counter), its rounds, tool
+results, messages, or a small step count."""
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One of a policy's main numbers: the app's slider and the sweep's axis."""
+
+    field: str
+    label: str
+    unit: SliderUnit = "uses"
+    help: str = ""
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A name a user picks the policy by (``--policy NAME``, the app's picker): the
+    policy with some of its settings fixed (OpenHands' and SWE-agent's masking)."""
+
+    name: str
+    label: str
+    help: str
+    make: Callable[[], Any]
+    knobs: tuple[Knob, ...] = ()
+    fixed: tuple[str, ...] = ()
+    """The settings that tell this preset from the policy's others."""
+    export: Callable[[Any], list[tuple[str, str, str]]] | None = None
+    """(title, language, code) of the config in its own framework's form."""
+
+    def matches(self, config: Any) -> bool:
+        """Whether ``config`` is this preset (its fixed settings as the preset has them)."""
+        base = self.make()
+        return type(base) is type(config) and all(getattr(base, f) == getattr(config, f) for f in self.fixed)
+
+
+Engine = Callable[..., Any]
+"""``engine(messages, config, counter, *, backend, tools, mode)`` -> an object with
+``advance(length)`` and ``status(index, changed)`` (``toolclear.policies._engine``)."""
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """Everything toolclear needs to know about one policy family."""
+
+    name: str
+    """Its name in results, reports and the corpus table."""
+    config: type
+    """A frozen dataclass: the policy's settings, each with a default."""
+    engine: Engine
+    """Builds the engine a replay advances call by call."""
+    presets: tuple[Preset, ...]
+    """The names it is picked by (the first is the policy itself)."""
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    """Short option names in a ``--policy`` spec -> the config's field names."""
+    sticky: bool = False
+    """Its edits stay in the agent's history (eino's); else each call starts afresh."""
+    exports: tuple[str, ...] = ()
+    """What the Export view writes for it besides toolclear's own snippet (a framework's
+    settings: "go", "anthropic-json", "python", "toml", "yaml")."""
+    needs_backend: Callable[[Any], bool] = field(default=lambda config: False)
+    """Whether a replay of ``config`` needs a storage backend for the files it saves."""
+    counts_with: Callable[[Any], Any] = field(default=lambda config: "")
+    """The counter the policy's own trigger counts with, when it has its own: a name or
+    the callable itself ("" when it counts with whatever the caller passes)."""
+    saves_files: bool = False
+    """It saves what it truncates or clears in a storage backend (eino's reduction)."""
+    offloads: bool = False
+    """It takes an offloading config (eino's clear policy and its companion)."""
+    window: bool = False
+    """It clears by a tool-result trigger and a protected window of recent tokens, which
+    the reports and charts draw (eino's clear policy)."""
+    changed_noun: str = "message(s) changed"
+    """What the CLI's summary calls the messages it changed."""
+    describe: Callable[[Any], str] | None = None
+    """A short label of ``config`` for tables (default: its name and main numbers)."""
+    fast_replay: Callable[..., Any] | None = None
+    """A faster replay than the engine's, equal to it (a test holds them equal)."""
+    fast_apply: Callable[..., Any] | None = None
+    """A single pass of its own (the engine's first call otherwise)."""
+    source: str = "toolclear"
+    """The distribution that declared it."""
+
+    def __post_init__(self) -> None:
+        if not self.name or any(c in self.name for c in ":, ") or self.name != self.name.lower():
+            raise ConfigError(f"policy name {self.name!r}: lower case, without ':', ',' or spaces")
+        if not (isinstance(self.config, type) and is_dataclass(self.config)):
+            raise ConfigError(f"policy {self.name}: config must be a dataclass type")
+        if not callable(self.engine):
+            raise ConfigError(f"policy {self.name}: engine must be callable")
+        if not self.presets:
+            raise ConfigError(f"policy {self.name}: at least one preset (the policy itself)")
+
+    def preset_of(self, config: Any) -> Preset:
+        """The named preset ``config`` is (OpenHands', SWE-agent's), else the policy itself."""
+        return next((p for p in self.presets[1:] if p.matches(config)), self.presets[0])
+
+    @property
+    def knobs(self) -> tuple[Knob, ...]:
+        return self.presets[0].knobs
+
+    def label(self, config: Any) -> str:
+        """A short label of ``config``: the policy's own, or its preset and main numbers."""
+        if self.describe is not None:
+            return self.describe(config)
+        preset = self.preset_of(config)
+        values = [getattr(config, k.field) for k in preset.knobs]
+        shown = "/".join(f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v) for v in values)
+        return f"{preset.name} {shown}".strip()
+
+
+def default_knobs(config: type, unit: SliderUnit = "uses") -> tuple[Knob, ...]:
+    """Every whole-number setting of ``config``, as a slider over ``unit``."""
+    base = config()
+    return tuple(Knob(f.name, f.name.replace("_", " "), unit) for f in fields(config)
+                 if type(getattr(base, f.name)) is int)
+
+
+def names_of(specs: Sequence[PolicySpec]) -> list[str]:
+    return [p.name for s in specs for p in s.presets]

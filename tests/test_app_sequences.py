@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import toolclear as tc
 from toolclear import lab
-from toolclear.inspector.policy_views import KNOBS, POLICY_CHOICES
+from toolclear.inspector.policy_views import knobs_for, policy_choices
 from toolclear.report import usd
 
 from .conftest import CORPUS, hypothesis_examples
@@ -35,7 +35,7 @@ def knob_keys(kind: str) -> dict[str, str]:
     """field -> the widget-name stem of each of a policy's slider pairs."""
     if kind == "eino":
         return dict(EINO)
-    return {k.field: f"p_{kind.replace('-', '_')}_{k.field}" for k in KNOBS[kind]}
+    return {k.field: f"p_{kind.replace('-', '_')}_{k.field}" for k in knobs_for(kind)}
 
 
 def defaults(kind: str) -> dict[str, int]:
@@ -48,11 +48,11 @@ class Session:
 
     def __init__(self) -> None:
         self.at = start()
-        self.expected = {kind: defaults(kind) for kind in POLICY_CHOICES.values()}
+        self.expected = {kind: defaults(kind) for kind in policy_choices().values()}
 
     @property
     def kind(self) -> str:
-        return POLICY_CHOICES[self.at.selectbox(key="policy").value]
+        return policy_choices()[self.at.selectbox(key="policy").value]
 
     def run(self, what: str) -> None:
         at = self.at
@@ -133,7 +133,7 @@ class Session:
 
 
 ACTIONS = st.one_of(
-    st.tuples(st.just("policy"), st.sampled_from(list(POLICY_CHOICES))),
+    st.tuples(st.just("policy"), st.sampled_from(list(policy_choices()))),
     st.tuples(st.just("upload"), st.sampled_from(list(FILES))),
     st.tuples(st.just("page"), st.sampled_from(["Corpus", "One run"])),
     st.tuples(st.just("mode"), st.sampled_from(["single pass", "replay"])),

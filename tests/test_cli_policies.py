@@ -10,8 +10,8 @@ import toolclear as tc
 from toolclear.lab import parse_policy
 
 from .conftest import CORPUS
+from .policies.test_all_policies import as_written
 from .test_cli import run
-from .test_policies import as_written
 
 RUN = CORPUS / "claude_code" / "entire-cli_cc-2.1.7_webfetch-websearch_86-4e0c91f5c0.jsonl"
 MULTI = CORPUS / "openai_chat" / "tau-bench_gpt-4o_airline_historical-trajectories.json"

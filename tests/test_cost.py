@@ -223,8 +223,8 @@ def test_fast_pricing_equals_the_call_by_call_reference(seed) -> None:
 
     from toolclear import billing as cost_mod
 
-    from .test_langchain_reference import generate
-    from .test_policies import POLICIES
+    from .policies.test_all_policies import POLICIES
+    from .policies.test_langchain import generate
 
     rng = random.Random(seed)
     for _ in range(12):
@@ -345,8 +345,8 @@ def test_the_replays_trace_gives_the_columns_its_steps_give(seed) -> None:
 
     from toolclear import billing as cost_mod
 
-    from .test_langchain_reference import generate
-    from .test_policies import POLICIES
+    from .policies.test_all_policies import POLICIES
+    from .policies.test_langchain import generate
 
     rng = random.Random(seed)
     for _ in range(10):

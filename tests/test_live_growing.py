@@ -11,8 +11,8 @@ import pytest
 import toolclear as tc
 from toolclear.integrations._live import Growing, Live
 
-from .test_langchain_reference import generate
-from .test_policies import POLICIES
+from .policies.test_all_policies import POLICIES
+from .policies.test_langchain import generate
 
 REQUEST_LEVEL = [p for p in POLICIES if not isinstance(p, tc.EinoReductionConfig)] + [
     tc.ClearToolResultConfig(300, 100, exclude_tools=("bash",)), tc.ClearToolResultConfig(0, 0)]

@@ -19,8 +19,8 @@ from toolclear.lab import parse_policy, policy_spec
 from toolclear.model import OMITTED
 
 from .conftest import SAMPLES
-from .test_langchain_reference import lc_view, tc_view, to_langchain
-from .test_policies import as_written
+from .policies.test_all_policies import as_written
+from .policies.test_langchain import lc_view, tc_view, to_langchain
 
 SAMPLE = SAMPLES / "coding-agent.openai.json"
 MULTI = SAMPLES / "several-runs.openai.json"

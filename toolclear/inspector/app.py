@@ -28,8 +28,8 @@ from toolclear.formats._source import read_source
 from toolclear.inspector import charts, exports, money, snippets
 from toolclear.inspector.corpus_page import render_corpus_page
 from toolclear.inspector.policy_views import (
-    POLICY_CHOICES,
     losses_of,
+    policy_choices,
     render_compare,
     render_losses,
     render_policy,
@@ -47,6 +47,7 @@ from toolclear.inspector.widgets import (
     stored,
 )
 from toolclear.lost import message_text
+from toolclear.policies import preset_named
 
 _HERE = Path(__file__).resolve().parent
 # the bundled samples: inside the installed package, or sample_data/ of a checkout
@@ -78,7 +79,7 @@ DEFAULTS = {
     "counter": "eino",
     "format": "auto",
     "exclude": [],
-    "policy": next(iter(POLICY_CHOICES)),
+    "policy": next(iter(policy_choices())),
 }
 
 
@@ -288,13 +289,19 @@ def _render_offloading(counter: str) -> tc.ToolResultOffloadingConfig | None:
     return offloading
 
 
+def _offloads(label: str) -> bool:
+    """Whether the picked policy takes offloading (eino's clear policy): it has the page
+    with the protection window, offloading and the exclusions in the sidebar."""
+    return preset_named(policy_choices()[label])[0].offloads
+
+
 def render_settings(t: tc.Transcript) -> tuple[tc.ToolResultOffloadingConfig | None, str]:
     """The sidebar's policy controls; returns the offloading settings and the counter."""
     st.sidebar.header("Policy")
-    st.sidebar.selectbox("Policy", list(POLICY_CHOICES), key="policy",
+    st.sidebar.selectbox("Policy", list(policy_choices()), key="policy",
                          help="The context policy to simulate: each with its own controls, faithful to its "
                          "reference (see the README).")
-    if POLICY_CHOICES[st.session_state.policy] != "eino":
+    if not _offloads(st.session_state.policy):
         counter = _pick_counter()
         st.sidebar.radio("Mode", MODES, key="mode", horizontal=True,
                          help="single pass: the policy once, on the whole history. replay: before every model "
@@ -712,8 +719,8 @@ def run_app() -> None:
     )
     offloading, counter = render_settings(t)
     pricing, calibrate = money.render_pricing(t)
-    kind = POLICY_CHOICES[st.session_state.policy]
-    if kind == "eino":
+    kind = policy_choices()[st.session_state.policy]
+    if _offloads(st.session_state.policy):
         results(t, digest, counter, offloading, len(loaded.transcripts), pricing, calibrate)
     else:
         policy_results(kind, t, digest, counter, pricing, calibrate)

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..model import Message, MessageStatus
 from ..policies import spec_for
-from ..policies.eino_clear import ClearToolResultConfig, Reduction, Replay
+from ..policies.eino_clear import Reduction, Replay
 from ..report import display_text, window_start
 from ..sweep import Sweep
 
@@ -230,17 +230,16 @@ def replay_figure(rp: Replay, *, height: int = 380, marks: Sequence[tuple[int, s
     unreduced = np.asarray([s.context_tokens_unreduced for s in steps], dtype=np.int64)
     tool_total = np.asarray([s.total_tool_result_tokens for s in steps], dtype=np.int64)
     cleared = np.asarray([len(s.cleared_indices) for s in steps], dtype=np.int64)
+    eino = spec_for(rp.config).window  # a clearing policy with a trigger over tool results and a window
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=x, y=unreduced, name="sent without the policy" if not isinstance(
-                                 rp.config, ClearToolResultConfig) else "sent without clearing", mode="lines",
+    fig.add_trace(go.Scatter(x=x, y=unreduced, name="sent without clearing" if eino else "sent without the policy",
+                             mode="lines",
                              line={"color": "#8c8c8c", "dash": "dot"},
                              hovertemplate="call at #%{x}: %{y:,} tokens without clearing<extra></extra>"))
-    fig.add_trace(go.Scatter(x=x, y=sent, name="sent with the policy" if not isinstance(
-                                 rp.config, ClearToolResultConfig) else "sent with clearing", mode="lines",
+    fig.add_trace(go.Scatter(x=x, y=sent, name="sent with clearing" if eino else "sent with the policy", mode="lines",
                              line={"color": "#1f77b4", "width": 2}, customdata=cleared,
                              hovertemplate="call at #%{x}: %{y:,} tokens sent<br>%{customdata} cleared at this call"
                              "<extra></extra>"))
-    eino = spec_for(rp.config).window
     if eino:
         fig.add_trace(go.Scatter(x=x, y=tool_total, name="tool-result tokens (trigger)", mode="lines",
                                  line={"color": "#ff7f0e", "width": 1},

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +20,9 @@ import toolclear as tc
 from toolclear import lab
 from toolclear.corpus import DEFAULT_LOSS_BUDGET, spread
 from toolclear.inspector import charts, exports, snippets
-from toolclear.inspector.policy_views import POLICY_CHOICES, compare_columns
+from toolclear.inspector.policy_views import compare_columns, knobs_for, policy_choices
 from toolclear.inspector.widgets import md, safe, store
+from toolclear.policies import preset_named, spec_for
 from toolclear.report import usd
 
 __all__ = ["render_corpus_page"]
@@ -121,7 +123,8 @@ def render_corpus_page() -> None:
                              key="corpus_files", max_upload_size=UPLOAD_LIMIT_MB,
                              help=f"Up to {UPLOAD_LIMIT_MB} MB each; an archive's members are read one at a time.")
     cols = st.columns(3)
-    label = cols[0].selectbox("Policy", list(POLICY_CHOICES), key="corpus_policy")
+    choices = policy_choices()
+    label = cols[0].selectbox("Policy", list(choices), key="corpus_policy")
     th = cols[1].text_input("Thresholds (A:B:N)", "5000:40000:4", key="corpus_thresholds",
                             help="The policy's trigger: eino's threshold, Anthropic's and LangChain's trigger.")
     kp = cols[2].text_input("Keeps (A:B:N)", "10000:80000:4", key="corpus_keeps",
@@ -143,11 +146,13 @@ def render_corpus_page() -> None:
         st.info("Upload several transcripts, or one archive of them.")
         return
     try:
-        base = lab.parse_policy(POLICY_CHOICES[label] + (":skip_truncation=true"
-                                                         if POLICY_CHOICES[label] == "eino-reduction" else ""))
-        axes = {"threshold": _values(th, "thresholds"), "keep": _values(kp, "keeps")}
-        if POLICY_CHOICES[label] in ("openhands", "swe-agent"):
-            axes = {"keep": axes["keep"][:10]}
+        spec = preset_named(choices[label])[0]
+        base = spec.sweep_base(lab.parse_policy(choices[label]))
+        known = {f.name for f in fields(base)}
+        axes = {a: v for a, v in (("threshold", _values(th, "thresholds")), ("keep", _values(kp, "keeps")))
+                if spec.aliases.get(a, a) in known}
+        if len(axes) == 1:  # one axis (observation masking's window): a short list of it
+            axes = {a: v[:10] for a, v in axes.items()}
         configs = tc.grid(base, **axes)
     except tc.ConfigError as exc:
         st.error(md(str(exc)))
@@ -189,18 +194,19 @@ def _open(file_label: str, conversation: str, config: Any) -> None:
     st.session_state["conversation"] = conversation
     st.session_state["page"] = "One run"
     kind = lab.policy_name(config)
-    if isinstance(config, tc.ClearToolResultConfig):
-        st.session_state["policy"] = "eino clear-tool-result"
+    choices = policy_choices()
+    if spec_for(config).offloads:  # the page with the protection window keeps its numbers apart
+        st.session_state["policy"] = next(lab_ for lab_, k in choices.items() if preset_named(k)[0].offloads)
         store("threshold", config.tool_result_token_threshold)
         store("keep", config.keep_recent_tokens)
         return
-    from toolclear.inspector.policy_views import KNOBS, _key
+    from toolclear.inspector.policy_views import _key
 
     spec = lab.policy_spec(config).split(":")[0]
-    label = next(lab_ for lab_, k in POLICY_CHOICES.items() if k in (spec, kind))
+    label = next(lab_ for lab_, k in choices.items() if k in (spec, kind))
     st.session_state["policy"] = label
-    for knob in KNOBS.get(POLICY_CHOICES[label], ()):
-        store(_key(POLICY_CHOICES[label], knob.field), int(getattr(config, knob.field)))
+    for knob in knobs_for(choices[label]):
+        store(_key(choices[label], knob.field), int(getattr(config, knob.field)))
 
 
 def _show(sweep: tc.CorpusSweep, window: int, configs: list[Any], budget: float = DEFAULT_LOSS_BUDGET) -> None:

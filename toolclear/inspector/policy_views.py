@@ -20,30 +20,33 @@ from toolclear import lab, report, schema
 from toolclear.formats import written_as
 from toolclear.inspector import charts, exports, money, snippets
 from toolclear.inspector.widgets import md, slider_pair, store
-from toolclear.policies import Knob, registered
+from toolclear.policies import Knob, preset_named, registered
 from toolclear.policies._spec import default_knobs
 from toolclear.policies.eino_reduction import reduction_tokens
 from toolclear.policies.langchain import langchain_tokens
 from toolclear.sweep import grid_values, nice_ceil
 
-__all__ = ["POLICY_CHOICES", "losses_of", "render_compare", "render_losses", "render_policy"]
+__all__ = ["knobs_for", "policy_choices", "policy_help", "losses_of", "render_compare", "render_losses", "render_policy"]
 
-def _picker() -> tuple[dict[str, str], dict[str, str], dict[str, tuple[Knob, ...]]]:
-    """The sidebar's policy picker (label -> the name ``lab.parse_policy`` takes), each
-    name's help and its sliders, read from the registry (``toolclear.policies``): a
-    policy with named presets (observation masking) is picked by them."""
+def policy_choices() -> dict[str, str]:
+    """The sidebar's policy picker: label -> the name ``lab.parse_policy`` takes, read
+    from the registry each time (a policy registered since is there): a policy with
+    named presets (observation masking) is picked by them."""
     choices: dict[str, str] = {}
-    helps: dict[str, str] = {}
-    knobs: dict[str, tuple[Knob, ...]] = {}
     for spec in registered():
         for preset in spec.presets[1:] or spec.presets:
             choices.setdefault(preset.label, preset.name)
-            helps[preset.name] = preset.help
-            knobs[preset.name] = preset.knobs or default_knobs(spec.config)
-    return choices, helps, knobs
+    return choices
 
 
-POLICY_CHOICES, POLICY_HELP, KNOBS = _picker()
+def policy_help(kind: str) -> str:
+    return preset_named(kind)[1].help
+
+
+def knobs_for(kind: str) -> tuple[Knob, ...]:
+    """The sliders of a policy (or preset) by name: its knobs, else its whole numbers."""
+    spec, preset = preset_named(kind)
+    return preset.knobs or default_knobs(spec.config)
 
 
 def _key(kind: str, field: str) -> str:
@@ -83,7 +86,7 @@ def _top(unit: str, size: int) -> tuple[int, int]:
 
 def _set_defaults(kind: str) -> None:
     base = _defaults(kind)
-    for knob in KNOBS[kind]:
+    for knob in knobs_for(kind):
         store(_key(kind, knob.field), int(getattr(base, knob.field)))
     for name in list(st.session_state):
         if str(name).startswith(_key(kind, "opt_")):
@@ -95,15 +98,15 @@ def _knobs(kind: str, t: tc.Transcript, counter: str) -> dict[str, int]:
     base = _defaults(kind)
     cols = st.columns(2)
     values = {}
-    for col, knob in zip(cols, KNOBS[kind]):
+    for col, knob in zip(cols, knobs_for(kind)):
         top, step = _top(knob.unit, sizes[knob.unit])
         values[knob.field] = slider_pair(col, _key(kind, knob.field), knob.label, top, step, knob.help,
                                          int(getattr(base, knob.field)))
     cols[0].button("Defaults of the reference", key=_key(kind, "defaults"), on_click=_set_defaults, args=(kind,),
                    help="Back to the numbers the reference itself uses.")
     counts = ", ".join(f"{sizes[k.unit]:,} {k.unit.replace('rd_', '').replace('lc_', 'LangChain ')}"
-                       for k in KNOBS[kind] if k.unit != "steps")
-    cols[-1].caption(f"This conversation: {counts}. {POLICY_HELP[kind]}")
+                       for k in knobs_for(kind) if k.unit != "steps")
+    cols[-1].caption(f"This conversation: {counts}. {policy_help(kind)}")
     return values
 
 
@@ -112,38 +115,30 @@ def _tools(t: tc.Transcript) -> list[str]:
 
 
 def _options(kind: str, t: tc.Transcript) -> tuple[dict[str, Any], bool]:
-    """The policy's other options; returns them and whether a backend saves files."""
+    """The policy's other options, as its spec lists them; returns them and whether a
+    backend saves files."""
     out: dict[str, Any] = {}
-    files = False
     base = _defaults(kind)
+    options = preset_named(kind)[0].options
+    files = False
     with st.expander("More options"):
-        if kind == "eino-reduction":
-            files = st.toggle("Save files (a backend)", value=True, key=_key(kind, "opt_backend"),
-                              help="With a backend eino truncates large results and clears with a notice naming "
-                              "the saved file; without one it must skip truncation and clears with a placeholder.")
-            out["skip_truncation"] = not files
-            out["max_length_for_trunc"] = int(st.number_input(
-                "Truncate results longer than (bytes)", 0, None, base.max_length_for_trunc, 1000,
-                key=_key(kind, "opt_trunc"), disabled=not files))
-            out["clear_at_least_tokens"] = int(st.number_input(
-                "Clear only if it saves at least (tokens; 0: always)", 0, None, 0, 1000, key=_key(kind, "opt_least")))
-            out["clear_exclude_tools"] = tuple(st.multiselect("Never clear these tools", _tools(t),
-                                                              key=_key(kind, "opt_exclude")))
-        elif kind in ("anthropic", "langchain"):
-            least = int(st.number_input(
-                "Clear at least (tokens; 0: no minimum)", 0, None, 0, 1000, key=_key(kind, "opt_least"),
-                help="Anthropic: clearing is not applied at all unless it frees this much. LangChain: clearing "
-                     "stops once this much is freed."))
-            out["clear_at_least_input_tokens" if kind == "anthropic" else "clear_at_least"] = (
-                (least or None) if kind == "anthropic" else least)
-            out["exclude_tools"] = tuple(st.multiselect("Never clear these tools", _tools(t),
-                                                        key=_key(kind, "opt_exclude")))
-            out["clear_tool_inputs"] = st.toggle("Clear tool inputs too", key=_key(kind, "opt_inputs"))
-            if kind == "langchain":
-                out["placeholder"] = st.text_input("Placeholder", base.placeholder, key=_key(kind, "opt_ph"))
-        else:
-            out["placeholder"] = st.text_input("Placeholder ({lines}: the result's line count)", base.placeholder,
-                                               key=_key(kind, "opt_ph"))
+        for o in options:
+            key = _key(kind, o.key or f"opt_{o.field}")
+            if o.kind == "saves_files":
+                files = st.toggle(o.label, value=True, key=key, help=o.help or None)
+                out[o.field] = not files
+            elif o.kind in ("number", "number_or_none"):
+                n = int(st.number_input(o.label, 0, None, int(getattr(base, o.field) or 0), 1000, key=key,
+                                        help=o.help or None, disabled=o.needs_files and not files))
+                out[o.field] = (n or None) if o.kind == "number_or_none" else n
+            elif o.kind == "tools":
+                out[o.field] = tuple(st.multiselect(o.label, _tools(t), key=key, help=o.help or None))
+            elif o.kind == "toggle":
+                out[o.field] = st.toggle(o.label, value=bool(getattr(base, o.field)), key=key, help=o.help or None)
+            else:
+                out[o.field] = st.text_input(o.label, str(getattr(base, o.field)), key=key, help=o.help or None)
+        if not options:
+            st.caption("This policy has no other options.")
     return out, files
 
 
@@ -264,19 +259,9 @@ def render_losses(result: tc.Result | tc.Reduction, mode: schema.Mode) -> Any:
 
 def _why_nothing(kind: str, config: Any, t: tc.Transcript, counter: str) -> str:
     sizes = _sizes(t, counter)
-    if kind == "eino-reduction":
-        return (f"the conversation counts {sizes['rd_tokens']:,} tokens by eino's reduction counter, under "
-                f"{config.effective_max_tokens_for_clear:,}." if sizes["rd_tokens"] < config.effective_max_tokens_for_clear
-                else "the rounds it would clear are inside the retained suffix.")
-    if kind == "anthropic":
-        return (f"the run holds {sizes['tokens']:,} input tokens, not over the trigger {config.trigger_input_tokens:,}."
-                if sizes["tokens"] <= config.trigger_input_tokens else
-                f"only {sizes['uses']} tool use(s), {config.keep_tool_uses} kept, or the clear_at_least gate failed.")
-    if kind == "langchain":
-        return (f"LangChain counts {sizes['lc_tokens']:,} tokens, not over the trigger {config.trigger:,}."
-                if sizes["lc_tokens"] <= config.trigger else f"only {sizes['uses']} tool result(s), {config.keep} kept.")
-    if kind in ("openhands", "swe-agent"):
-        return f"{sizes['uses']} observation(s), the last {config.keep_last} ({config.unit}) kept."
+    explain = preset_named(kind)[0].why_nothing
+    if explain is not None:
+        return explain(config, sizes)
     return f"{sizes['uses']} tool result(s); this policy changed none of them at these settings."
 
 
@@ -317,7 +302,7 @@ def _axis(unit: str, size: int, current: int) -> tuple[int, ...]:
 
 def render_policy_sweep(kind: str, t: tc.Transcript, config: Any, mode: str, counter: str, files: bool,
                         digest: str) -> None:
-    knobs = KNOBS[kind]
+    knobs = knobs_for(kind)
     if len(knobs) < 2:
         st.info("This policy has one main number; the chart below sweeps it.")
     sizes = _sizes(t, counter)
@@ -349,7 +334,7 @@ def render_policy_sweep(kind: str, t: tc.Transcript, config: Any, mode: str, cou
     if sw.needed is not None:
         st.plotly_chart(charts.heatmap_figure(sw, "needed", current, axes=titles), key="p_sweep_needed",
                         config={"displaylogo": False})
-    st.caption(f"Each cell runs the policy with those two numbers; the star is your setting. {POLICY_HELP[kind]}")
+    st.caption(f"Each cell runs the policy with those two numbers; the star is your setting. {policy_help(kind)}")
 
 
 # ------------------------------------------------------------------ compare
@@ -394,8 +379,6 @@ def render_compare(t: tc.Transcript, counter: str, current: str, pricing: tc.Pri
         except tc.ConfigError as exc:
             st.error(md(f"line {n}: {exc}"))
             return
-        if isinstance(cfg, tc.EinoReductionConfig) and not cfg.skip_truncation:
-            pass  # compare gives it an in-memory backend
         configs.append(cfg)
     if not configs:
         st.info("Add a policy, one per line.")

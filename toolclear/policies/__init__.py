@@ -9,15 +9,19 @@ CLI, the inspector, ``compare``, the corpus and the live adapters find a policy 
 
 from __future__ import annotations
 
+import warnings
+from dataclasses import replace
 from typing import Any
 
 from ..errors import ConfigError
-from ..registry import PolicyInfo, plugins
 from . import anthropic, eino_clear, eino_reduction, langchain, masking
-from ._spec import Knob, PolicySpec, Preset, SliderUnit
+from ._spec import Knob, PolicyInfo, PolicySpec, Preset, SliderUnit
 
-__all__ = ["BUILT_IN", "Knob", "PolicySpec", "Preset", "SliderUnit", "preset_named", "preset_names", "register",
-           "registered", "spec_for", "unregister"]
+__all__ = ["BUILT_IN", "ENTRY_POINT_GROUP", "Knob", "PolicyInfo", "PolicySpec", "Preset", "SliderUnit",
+           "plugin_for", "plugins", "preset_named", "preset_names", "register", "registered", "spec_for",
+           "unregister"]
+
+ENTRY_POINT_GROUP = "toolclear.policies"
 
 BUILT_IN: tuple[PolicySpec, ...] = (eino_clear.SPEC, eino_reduction.SPEC, anthropic.SPEC, langchain.SPEC, masking.SPEC)
 """toolclear's own policies, in the order the app and the CLI list them."""
@@ -26,7 +30,50 @@ _ADDED: dict[str, PolicySpec] = {}
 _UNITS = ("tokens", "lc_tokens", "rd_tokens", "rounds", "uses", "messages", "steps")
 
 
-def _from_plugin(info: PolicyInfo) -> PolicySpec:
+_LOADED: dict[str, PolicySpec] | None = None
+
+
+def plugins() -> dict[str, PolicySpec]:
+    """Every policy other packages declare, by name (loaded once; one that fails to load
+    or takes a name already taken is left out with a warning naming it, never breaking
+    toolclear). An entry point names a ``PolicySpec``, a ``PolicyInfo``, or a callable
+    returning either."""
+    global _LOADED
+    if _LOADED is not None:
+        return _LOADED
+    from importlib.metadata import entry_points
+
+    found: dict[str, PolicySpec] = {}
+    taken = {p.name for s in BUILT_IN for p in s.presets}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            obj = ep.load()
+            if callable(obj) and not isinstance(obj, (PolicyInfo, PolicySpec)):
+                obj = obj()
+            if not isinstance(obj, (PolicyInfo, PolicySpec)):
+                raise ConfigError("expected a toolclear.policies.PolicySpec or a toolclear.registry.PolicyInfo, "
+                                  f"got {type(obj).__name__}")
+            dist = getattr(ep, "dist", None)
+            source = getattr(dist, "name", "") or ep.value
+            spec = _from_plugin(obj, source) if isinstance(obj, PolicyInfo) else replace(obj, source=source)
+            clash = [p.name for p in spec.presets if p.name in taken]
+            if clash:
+                raise ConfigError(f"the name {clash[0]!r} is taken")
+        except Exception as exc:
+            warnings.warn(f"toolclear: policy plugin {ep.name!r} ({ep.value}) not loaded: {exc}", stacklevel=2)
+            continue
+        taken.update(p.name for p in spec.presets)
+        found[spec.name] = spec
+    _LOADED = found
+    return found
+
+
+def plugin_for(config: Any) -> PolicySpec | None:
+    """The plugin whose config this is (None for toolclear's own policies)."""
+    return next((s for s in plugins().values() if type(config) is s.config), None)
+
+
+def _from_plugin(info: PolicyInfo, source: str) -> PolicySpec:
     """A plugin's ``PolicyInfo`` as a spec (its engine takes the messages, the config
     and the counter)."""
     engine = info.engine
@@ -36,14 +83,14 @@ def _from_plugin(info: PolicyInfo) -> PolicySpec:
         name=info.name, config=info.config,
         engine=lambda messages, config, counter, **_: engine(tuple(messages), config, counter),
         presets=(Preset(info.name, info.label or info.name,
-                        info.help or f"a policy from {info.source or 'another package'}.", info.config, knobs),),
-        aliases=dict(info.aliases), sticky=info.sticky, source=info.source or "another package")
+                        info.help or f"a policy from {source}.", info.config, knobs),),
+        aliases=dict(info.aliases), sticky=info.sticky, source=source)
 
 
 def registered() -> tuple[PolicySpec, ...]:
     """Every policy toolclear knows: its own, the ones ``register`` added, and the ones
     other packages declare (loaded once)."""
-    return (*BUILT_IN, *_ADDED.values(), *(_from_plugin(info) for info in plugins().values()))
+    return (*BUILT_IN, *_ADDED.values(), *plugins().values())
 
 
 def preset_names() -> list[str]:

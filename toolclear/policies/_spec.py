@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from ..errors import ConfigError
 
-__all__ = ["Knob", "PolicySpec", "Preset", "SliderUnit"]
+__all__ = ["Knob", "Option", "OptionKind", "PolicyInfo", "PolicySpec", "Preset", "SliderUnit"]
 
 SliderUnit = Literal["tokens", "lc_tokens", "rd_tokens", "rounds", "uses", "messages", "steps"]
 """What a slider's range is sized to on the loaded conversation: its tokens (by the
@@ -27,6 +27,26 @@ class Knob:
     label: str
     unit: SliderUnit = "uses"
     help: str = ""
+
+
+OptionKind = Literal["number", "number_or_none", "tools", "toggle", "text", "saves_files"]
+"""How the app asks for an option: a whole number (``number_or_none``: 0 means None), a
+choice of the run's tool names, a switch, a text, or the switch that gives the policy a
+storage backend (its field takes the switch's negation: ``skip_truncation``)."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """One of a policy's other settings, as the app's "More options" asks for it."""
+
+    field: str
+    label: str
+    kind: OptionKind
+    help: str = ""
+    key: str = ""
+    """The widget's key suffix (default: the field)."""
+    needs_files: bool = False
+    """Only meaningful while the policy saves files (greyed out otherwise)."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +114,14 @@ class PolicySpec:
     """A faster replay than the engine's, equal to it (a test holds them equal)."""
     fast_apply: Callable[..., Any] | None = None
     """A single pass of its own (the engine's first call otherwise)."""
+    options: tuple[Option, ...] = ()
+    """Its settings besides the knobs, as the app's "More options" asks for them."""
+    why_nothing: Callable[[Any, Mapping[str, int]], str] | None = None
+    """Why ``config`` changed nothing on a run whose sizes (keyed by ``SliderUnit``) are
+    given: the app's answer when a setting does nothing."""
+    sweep_base: Callable[[Any], Any] = field(default=lambda config: config)
+    """The config a corpus sweep starts from (without storage, eino's reduction skips
+    truncation)."""
     source: str = "toolclear"
     """The distribution that declared it."""
 
@@ -134,3 +162,46 @@ def default_knobs(config: type, unit: SliderUnit = "uses") -> tuple[Knob, ...]:
 
 def names_of(specs: Sequence[PolicySpec]) -> list[str]:
     return [p.name for s in specs for p in s.presets]
+
+
+@dataclass(frozen=True)
+class PolicyInfo:
+    """Everything toolclear needs to know about a policy from another package."""
+
+    name: str
+    """Its name in ``--policy`` specs and the app (lower case, no ':' or ',')."""
+    config: type
+    """A frozen dataclass: the policy's settings, each with a default."""
+    engine: Callable[[tuple[Any, ...], Any, Any], Any]
+    """``engine(messages, config, counter)`` -> an object with ``advance(length)`` (a
+    mapping: message index -> the message as the policy shows it, or None for the
+    original; only what changed since the previous call) and ``status(index, changed)``
+    (a ``MessageStatus``)."""
+    label: str = ""
+    """The app's picker label (default: the name)."""
+    help: str = ""
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    """Short option names in a spec -> the config's field names."""
+    knobs: tuple[tuple[str, str, str, str], ...] = ()
+    """The app's sliders: (field, label, what it ranges over: "tokens", "uses" or
+    "messages", help). Default: every whole-number field, over "uses"."""
+    sticky: bool = False
+    """Its edits stay in the agent's history (as eino's do); else each call starts afresh."""
+    source: str = ""
+    """The distribution that declared it (filled in when loaded)."""
+
+    def __post_init__(self) -> None:
+        if not self.name or any(c in self.name for c in ":, ") or self.name != self.name.lower():
+            raise ConfigError(f"policy name {self.name!r}: lower case, without ':', ',' or spaces")
+        if not (isinstance(self.config, type) and is_dataclass(self.config)):
+            raise ConfigError(f"policy {self.name}: config must be a dataclass type")
+        if not callable(self.engine):
+            raise ConfigError(f"policy {self.name}: engine must be callable")
+
+    @property
+    def sliders(self) -> tuple[tuple[str, str, str, str], ...]:
+        if self.knobs:
+            return self.knobs
+        base = self.config()
+        return tuple((f.name, f.name.replace("_", " "), "uses", "")
+                     for f in fields(self.config) if type(getattr(base, f.name)) is int)

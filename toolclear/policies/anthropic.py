@@ -21,7 +21,7 @@ from ..counters import TokenCounter, count_tokens
 from ..errors import ConfigError
 from ..model import Message, MessageStatus
 from ._engine import Pairing, with_inputs_cleared
-from ._spec import Knob, PolicySpec, Preset
+from ._spec import Knob, Option, PolicySpec, Preset
 
 __all__ = ["SPEC", "anthropic_json", "ANTHROPIC_PLACEHOLDER", "AnthropicClearToolUsesConfig"]
 
@@ -243,5 +243,13 @@ SPEC = PolicySpec(
              "exclude": "exclude_tools", "at_least": "clear_at_least_input_tokens"},
     describe=lambda c: f"anthropic {c.trigger_input_tokens:,}/{c.keep_tool_uses}",
     exports=("anthropic-json",),
+    options=(Option("clear_at_least_input_tokens", "Clear at least (tokens; 0: no minimum)", "number_or_none",
+                    "clear_at_least: clearing is not applied at all unless it frees this much.", key="opt_least"),
+             Option("exclude_tools", "Never clear these tools", "tools", key="opt_exclude"),
+             Option("clear_tool_inputs", "Clear tool inputs too", "toggle", key="opt_inputs")),
+    why_nothing=lambda c, sizes: (
+        f"the run holds {sizes['tokens']:,} input tokens, not over the trigger {c.trigger_input_tokens:,}."
+        if sizes["tokens"] <= c.trigger_input_tokens else
+        f"only {sizes['uses']} tool use(s), {c.keep_tool_uses} kept, or the clear_at_least gate failed."),
 )
 """Anthropic's context editing, as the registry lists it."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 from .. import checks
@@ -28,7 +28,7 @@ from .._offload import StorageBackend
 from ..errors import ConfigError
 from ..model import Message, MessageStatus, utf8_len
 from ._export import go_list, go_str
-from ._spec import Knob, PolicySpec, Preset
+from ._spec import Knob, Option, PolicySpec, Preset
 
 __all__ = ["SPEC", "eino_reduction_go", 
     "ReductionEngine",
@@ -1061,5 +1061,18 @@ SPEC = PolicySpec(
     exports=("go",),
     needs_backend=lambda config: not config.skip_truncation,
     saves_files=True,
+    options=(Option("skip_truncation", "Save files (a backend)", "saves_files",
+                    "With a backend eino truncates large results and clears with a notice naming the saved file; "
+                    "without one it must skip truncation and clears with a placeholder.", key="opt_backend"),
+             Option("max_length_for_trunc", "Truncate results longer than (bytes)", "number", key="opt_trunc",
+                    needs_files=True),
+             Option("clear_at_least_tokens", "Clear only if it saves at least (tokens; 0: always)", "number",
+                    key="opt_least"),
+             Option("clear_exclude_tools", "Never clear these tools", "tools", key="opt_exclude")),
+    why_nothing=lambda c, sizes: (
+        f"the conversation counts {sizes['rd_tokens']:,} tokens by eino's reduction counter, under "
+        f"{c.effective_max_tokens_for_clear:,}." if sizes["rd_tokens"] < c.effective_max_tokens_for_clear
+        else "the rounds it would clear are inside the retained suffix."),
+    sweep_base=lambda c: replace(c, skip_truncation=True),
 )
 """eino's reduction middleware, as the registry lists it."""

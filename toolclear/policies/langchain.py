@@ -25,7 +25,7 @@ from .. import checks
 from ..errors import ConfigError
 from ..model import Message, MessageStatus
 from ._engine import Pairing, with_inputs_cleared
-from ._spec import Knob, PolicySpec, Preset
+from ._spec import Knob, Option, PolicySpec, Preset
 
 __all__ = ["SPEC", "langchain_python", "LANGCHAIN_PLACEHOLDER", "LangChainClearToolUsesConfig", "langchain_tokens"]
 
@@ -374,5 +374,13 @@ SPEC = PolicySpec(
     describe=lambda c: f"langchain {c.trigger:,}/{c.keep}",
     exports=("python",),
     counts_with=lambda config: "langchain",
+    options=(Option("clear_at_least", "Clear at least (tokens; 0: no minimum)", "number",
+                    "clear_at_least: clearing stops once this much is freed.", key="opt_least"),
+             Option("exclude_tools", "Never clear these tools", "tools", key="opt_exclude"),
+             Option("clear_tool_inputs", "Clear tool inputs too", "toggle", key="opt_inputs"),
+             Option("placeholder", "Placeholder", "text", key="opt_ph")),
+    why_nothing=lambda c, sizes: (
+        f"LangChain counts {sizes['lc_tokens']:,} tokens, not over the trigger {c.trigger:,}."
+        if sizes["lc_tokens"] <= c.trigger else f"only {sizes['uses']} tool result(s), {c.keep} kept."),
 )
 """LangChain's ClearToolUsesEdit, as the registry lists it."""

@@ -24,7 +24,7 @@ from typing import Any, Literal
 from .. import checks
 from ..errors import ConfigError
 from ..model import OMITTED, Message, MessageStatus
-from ._spec import Knob, PolicySpec, Preset
+from ._spec import Knob, Option, PolicySpec, Preset
 
 __all__ = ["SPEC", "openhands_toml", "swe_agent_yaml", "ObservationMaskingConfig"]
 
@@ -368,5 +368,7 @@ SPEC = PolicySpec(
     aliases={"keep": "keep_last", "n": "keep_last", "attention_window": "keep_last"},
     describe=lambda c: f"masking last {c.keep_last} {c.unit}",
     exports=("toml", "yaml"),
+    options=(Option("placeholder", "Placeholder ({lines}: the result's line count)", "text", key="opt_ph"),),
+    why_nothing=lambda c, sizes: f"{sizes['uses']} observation(s), the last {c.keep_last} ({c.unit}) kept.",
 )
 """Observation masking (and its OpenHands and SWE-agent presets), as the registry lists it."""

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 import toolclear as tc
 from toolclear import MessageStatus
 
-from .conftest import hypothesis_examples
-from .strategies import configs, conversations
+from ..conftest import hypothesis_examples
+from ..strategies import configs, conversations
 
 EXAMPLES = hypothesis_examples(200)
 

@@ -20,7 +20,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 import toolclear as tc
 from toolclear.policies.langchain import langchain_tokens
 
-from .conftest import CORPUS_FILES, corpus_id
+from ..conftest import CORPUS_FILES, corpus_id
 
 TOOLS = ["read_file", "grep", "bash", "list_dir", "web_search"]
 TEXTS = ["ok", "", "line\n" * 40, "日本語のテキスト " * 30, "x" * 900, "emoji 😀 " * 50, "short result"]

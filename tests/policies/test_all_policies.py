@@ -14,8 +14,8 @@ from toolclear.inspector import exports
 from toolclear.model import OMITTED
 from toolclear.policies.masking import is_observation
 
-from .conftest import CORPUS_FILES, SAMPLE_FILES, corpus_id, hypothesis_examples
-from .test_langchain_reference import generate
+from ..conftest import CORPUS_FILES, SAMPLE_FILES, corpus_id, hypothesis_examples
+from .test_langchain import generate
 
 POLICIES = [
     tc.ClearToolResultConfig(300, 600),
@@ -188,30 +188,3 @@ def test_a_persisted_mask_keeps_its_line_count_and_status() -> None:
     # a real result that merely looks like a mask elsewhere in the text is still masked
     odd = msgs[:4] + [msgs[4].with_content("Old environment output: (3 lines omitted) and more")] + msgs[5:]
     assert "(1 lines omitted)" in tc.apply(odd, config).messages[4].content
-
-
-def test_anthropics_trigger_leaves_out_the_thinking_of_earlier_turns() -> None:
-    """With extended thinking the API keeps only the last assistant turn's thinking
-    blocks, so earlier thinking does not count toward the input-token trigger."""
-    think = "reasoning " * 400
-    body = [{"role": "user", "content": "task"},
-            {"role": "assistant", "content": [{"type": "thinking", "thinking": think, "signature": "s"},
-                                              {"type": "tool_use", "id": "t1", "name": "read", "input": {}}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x" * 400}]},
-            {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
-            {"role": "user", "content": "next"},
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "read", "input": {}}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "y" * 400}]},
-            {"role": "assistant", "content": [{"type": "text", "text": "done"}]}]
-    t = tc.load(text=json.dumps({"messages": body}), format="anthropic")
-    assert t.messages[1].meta == {"thinking": (think,)}
-    total = sum(tc.count_tokens(t.messages))
-    thinking = tc.count_tokens([tc.Message("assistant", think)])[0]
-    over = tc.AnthropicClearToolUsesConfig(trigger_input_tokens=total - thinking // 2, keep_tool_uses=0)
-    assert not tc.apply(t, over).cleared_indices  # the thinking of the first turn is not sent
-    under = tc.AnthropicClearToolUsesConfig(trigger_input_tokens=total - thinking - 10, keep_tool_uses=0)
-    assert tc.apply(t, under).cleared_indices
-    # within the turn it belongs to, thinking counts (the API keeps it)
-    first_turn = tc.apply(t.messages[:3], tc.AnthropicClearToolUsesConfig(
-        trigger_input_tokens=sum(tc.count_tokens(t.messages[:3])) - 1, keep_tool_uses=0))
-    assert first_turn.cleared_indices

@@ -7,7 +7,7 @@ import pytest
 import toolclear as tc
 from toolclear import ClearToolResultConfig, MemoryBackend, Message, ToolResultOffloadingConfig
 
-from .conftest import load_vectors
+from ..conftest import load_vectors
 
 CLEAR = load_vectors("clear")
 OFFLOAD = load_vectors("offload")

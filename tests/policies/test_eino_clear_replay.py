@@ -7,8 +7,8 @@ import pytest
 import toolclear as tc
 from toolclear import ClearToolResultConfig, Message
 
-from .conftest import CORPUS_FILES, SAMPLE_FILES, corpus_id
-from .test_hyp_policy import _step_by_step
+from ..conftest import CORPUS_FILES, SAMPLE_FILES, corpus_id
+from .test_eino_clear_hyp import _step_by_step
 
 
 def test_steps_are_one_per_model_call_plus_final() -> None:

@@ -16,7 +16,7 @@ import pytest
 import toolclear as tc
 from toolclear import reduction as rd
 
-from .conftest import DATA
+from ..conftest import DATA
 
 with gzip.open(DATA / "eino_reduction_vectors.jsonl.gz", "rt", encoding="utf-8") as _fh:
     CASES = [json.loads(line) for line in _fh]
@@ -177,7 +177,7 @@ def test_replay_equals_eino_step_by_step_with_a_backend(k: int) -> None:
     re-clears after plain replies, rewritten files, fresh UUIDs for empty ids."""
     import random as _random
 
-    from .test_langchain_reference import generate
+    from .test_langchain import generate
 
     config = REPLAY_CONFIGS[k]
     rng = _random.Random(k)

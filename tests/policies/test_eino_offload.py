@@ -17,7 +17,7 @@ import toolclear as tc
 from toolclear import LocalDirBackend, MemoryBackend, Message, MessageStatus, ToolResultOffloadingConfig
 from toolclear.inspector.exports import offloaded_zip
 
-from .conftest import CORPUS, SAMPLES, hypothesis_examples
+from ..conftest import CORPUS, SAMPLES, hypothesis_examples
 
 BIG = "\n".join(f"line {i}: " + "x" * 60 for i in range(400))  # ~27 KB
 SMALL_LIMIT = ToolResultOffloadingConfig(offloading_token_limit=100)  # offloads over 400 tokens
@@ -131,7 +131,7 @@ def test_write_beyond_the_file_size_limit_is_atomic(tmp_path) -> None:
     """A real failing write (RLIMIT_FSIZE) in a child process: no partial file, result kept."""
     code = f"""
 import resource, signal, sys
-sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
+sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
 import toolclear as tc
@@ -147,7 +147,7 @@ print(done.offloaded, done.message == {BIG!r}, done.error is not None)
 def test_crash_mid_write_leaves_no_target(tmp_path) -> None:
     code = f"""
 import os, sys
-sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
+sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
 from toolclear._offload import LocalDirBackend, ToolResultOffloadingConfig, offload
 def crash(fd):
     os._exit(9)  # the process dies after writing, before the rename

@@ -16,7 +16,7 @@ import toolclear as tc
 from toolclear import ObservationMaskingConfig as Masking
 from toolclear.model import OMITTED
 
-DATA = Path(__file__).parent / "data" / "masking_vectors.jsonl.gz"
+DATA = Path(__file__).parents[1] / "data" / "masking_vectors.jsonl.gz"
 with gzip.open(DATA, "rt", encoding="utf-8") as fh:
     CASES = [json.loads(line) for line in fh]
 SCORED = [c for c in CASES if c.get("scored", True)]

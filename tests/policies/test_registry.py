@@ -1,0 +1,226 @@
+"""The registry (``toolclear/policies/__init__.py``): a sixth policy added in one module
+(``toy_policy.py``) and one line, ``register(SPEC)``, reaches the library, ``compare``,
+the corpus sweep, the CLI and the app with no other change; the five families stand
+side by side on one floor of the import graph; eino's clear policy is an engine like the
+others, its fast replay held equal to it call by call."""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import toolclear as tc
+from toolclear import lab
+from toolclear.cli import main
+from toolclear.policies import (
+    BUILT_IN,
+    PolicySpec,
+    Preset,
+    preset_names,
+    register,
+    registered,
+    spec_for,
+    unregister,
+)
+from toolclear.policies._engine import assemble
+from toolclear.policies.eino_clear import SPEC as EINO
+
+from ..conftest import CORPUS_FILES, SAMPLES, corpus_id
+from . import toy_policy
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = SAMPLES / "coding-agent.openai.json"
+
+
+@pytest.fixture
+def toy() -> Iterator[PolicySpec]:
+    spec = register(toy_policy.SPEC)  # the one line a new policy needs
+    try:
+        yield spec
+    finally:
+        unregister(spec.name)
+
+
+def expected(messages: list[tc.Message], config: toy_policy.DropLongConfig) -> list[int]:
+    tools = [i for i, m in enumerate(messages) if m.role == "tool"]
+    older = tools[:max(0, len(tools) - config.keep)]
+    return [i for i in older if len(messages[i].content) > config.limit]
+
+
+def test_the_library_compare_and_the_corpus_run_it(toy: PolicySpec, tmp_path: Path) -> None:
+    t = tc.load(SAMPLE)
+    config = lab.parse_policy("drop-long:threshold=100,keep=1")
+    assert config == toy_policy.DropLongConfig(limit=100, keep=1) and spec_for(config) is toy
+    once = tc.apply(t, config)
+    assert list(once.cleared_indices) == expected(list(t.messages), config) != []
+    assert all(once.messages[i].content == config.placeholder for i in once.cleared_indices)
+    rp = tc.replay(t, config)
+    for step in rp.model_call_steps:  # each call: the policy on that call's history
+        alone = tc.apply(t.messages[:step.call_index], config)
+        assert step.context_tokens == alone.tokens_after
+    assert lab.policy_name(config) == "drop-long" and lab.policy_spec(config) == "drop-long:limit=100,keep=1"
+    cmp = tc.compare(t, [config, tc.ClearToolResultConfig()], pricing="claude-sonnet-4-5")
+    assert cmp.table["kind"].tolist() == ["drop-long", "eino"] and cmp.costs[0].dollars > 0
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / SAMPLE.name).write_bytes(SAMPLE.read_bytes())
+    configs = tc.grid(config, threshold=[50, 100, 10_000])
+    assert [c.limit for c in configs] == [50, 100, 10_000]
+    sweep = tc.sweep_corpus(tc.load_corpus(tmp_path / "runs"), configs, engine="serial")
+    cleared = sweep.table["results_cleared"].tolist()
+    assert cleared[1] == len(rp.cleared_indices) and cleared[0] >= cleared[1] >= cleared[2]
+    assert cleared[2] == len(tc.replay(t, configs[2]).cleared_indices) < cleared[1]
+
+
+def test_the_cli_takes_it(toy: PolicySpec, tmp_path: Path) -> None:
+    out, err = io.BytesIO(), io.StringIO()
+    target = tmp_path / "out.json"
+    code = main(["reduce", str(SAMPLE), "--policy", "drop-long:limit=100,keep=1", "-o", str(target)],
+                stdout=out, stderr=err)
+    assert code == 0, err.getvalue()
+    t = tc.load(SAMPLE)
+    want = expected(list(t.messages), toy_policy.DropLongConfig(100, 1))
+    got = tc.load(target)
+    assert [i for i, m in enumerate(got.messages) if m.content == "[long result dropped]"] == want
+    code = main(["compare", str(SAMPLE), "--policy", "drop-long", "--policy", "eino", "--json"], stdout=out,
+                stderr=err)
+    assert code == 0, err.getvalue()
+    code = main(["reduce", str(SAMPLE), "--policy", "drop-long:limit=many"], stdout=io.BytesIO(), stderr=err)
+    assert code == 2 and "limit" in err.getvalue()
+
+
+def test_the_app_offers_it_with_its_knobs(toy: PolicySpec) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    assert "Drop long results (toy)" in at.selectbox(key="policy").options
+    at.selectbox(key="policy").set_value("Drop long results (toy)").run()
+    assert not at.exception, at.exception
+    at.number_input(key="p_drop_long_limit_input").set_value(10**9).run()
+    assert not at.exception, at.exception
+    assert any("no older result is longer than 1,000,000,000 characters" in i.value for i in at.info)
+    at.number_input(key="p_drop_long_limit_input").set_value(100).run()
+    assert {m.label: m.value for m in at.metric}["Results cleared"] != "0"
+
+
+def test_register_refuses_a_taken_name_or_config() -> None:
+    with pytest.raises(tc.ConfigError, match="'swe-agent' is taken"):
+        register(PolicySpec("mine", toy_policy.DropLongConfig, toy_policy.SPEC.engine,
+                            (Preset("swe-agent", "x", "", toy_policy.DropLongConfig),)))
+    with pytest.raises(tc.ConfigError, match="another policy's config"):
+        register(PolicySpec("mine", tc.AnthropicClearToolUsesConfig, toy_policy.SPEC.engine,
+                            (Preset("mine", "x", "", tc.AnthropicClearToolUsesConfig),)))
+    with pytest.raises(tc.ConfigError, match="lower case"):
+        PolicySpec("Mine", toy_policy.DropLongConfig, toy_policy.SPEC.engine, ())
+    assert "drop-long" not in preset_names() and len(registered()) >= len(BUILT_IN) == 5
+
+
+FAMILIES = ("eino_clear", "eino_reduction", "anthropic", "langchain", "masking")
+FLOOR = {"toolclear.errors", "toolclear.model", "toolclear.counters", "toolclear.result", "toolclear.checks",
+         "toolclear._gc", "toolclear._kept", "toolclear._offload"}
+"""What a policy may stand on: the data, the counters, the result and the checks."""
+
+
+def imports_of(path: Path, package: str) -> set[str]:
+    """Every toolclear module ``path`` imports, lazily or not, absolute or relative
+    (``from .. import checks`` is ``toolclear.checks``)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([base] if base else []))
+            subs = [f"{base}.{a.name}" for a in node.names]
+            modules = [m for m in subs if _is_module(m)]
+            found.update(modules if modules else [base])
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return {m for m in found if m == "toolclear" or m.startswith("toolclear.")}
+
+
+def _is_module(name: str) -> bool:
+    rel = Path(*name.split("."))
+    return (ROOT / rel.with_suffix(".py")).is_file() or (ROOT / rel / "__init__.py").is_file()
+
+
+HELPERS = {"toolclear.policies._engine", "toolclear.policies._spec", "toolclear.policies._export"}
+
+
+def test_the_families_stand_side_by_side_on_one_floor() -> None:
+    pkg = ROOT / "toolclear" / "policies"
+    for family in FAMILIES:
+        # a family stands on the floor and the policies' own helpers, never a sibling or anything above
+        above = imports_of(pkg / f"{family}.py", "toolclear.policies") - FLOOR - HELPERS
+        assert not above, f"{family} imports {sorted(above)}"
+    for helper in HELPERS:
+        assert not imports_of(ROOT / (helper.replace(".", "/") + ".py"), "toolclear.policies") - FLOOR - HELPERS
+    for base in FLOOR:  # nothing below climbs back up to the policies or beyond
+        used = imports_of(ROOT / (base.replace(".", "/") + ".py"), "toolclear")
+        assert not used - FLOOR, (base, used - FLOOR)
+    registry = imports_of(pkg / "__init__.py", "toolclear.policies")
+    assert {f"toolclear.policies.{f}" for f in FAMILIES} <= registry
+    assert not registry - FLOOR - HELPERS - {f"toolclear.policies.{f}" for f in FAMILIES}, registry
+
+
+def test_nothing_outside_the_policies_asks_a_config_its_class() -> None:
+    """Policy identity comes from the registry: no isinstance on a policy config, no
+    comparison with a built-in policy's name, outside ``toolclear/policies``."""
+    configs = ("ClearToolResultConfig", "EinoReductionConfig", "AnthropicClearToolUsesConfig",
+               "LangChainClearToolUsesConfig", "ObservationMaskingConfig")
+    names = ('"eino"', '"eino-reduction"', '"anthropic"', '"langchain"', '"openhands"', '"swe-agent"', '"masking"')
+    offenders = []
+    for path in sorted((ROOT / "toolclear").rglob("*.py")):
+        if "policies" in path.parts or "formats" in path.parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "isinstance":
+                if any(c in ast.unparse(node.args[1]) for c in configs):
+                    offenders.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
+            if isinstance(node, ast.Compare) and any(isinstance(o, (ast.Eq, ast.NotEq, ast.In)) for o in node.ops):
+                text = ast.unparse(node)
+                if any(n in text for n in names) and ("kind" in text or "policy" in text or "name" in text):
+                    offenders.append(f"{path.name}:{node.lineno} {text}")
+    assert not offenders, offenders
+
+
+def test_the_cli_does_not_import_the_app() -> None:
+    used = imports_of(ROOT / "toolclear" / "cli.py", "toolclear")
+    assert not [m for m in used if m.startswith("toolclear.inspector")], used
+
+
+@pytest.mark.parametrize("path", CORPUS_FILES[:12], ids=corpus_id)
+@pytest.mark.parametrize("threshold,keep", [(0, 0), (2_000, 8_000), (20_000, 40_000)])
+def test_the_eino_engine_equals_the_fast_replay_call_by_call(path: Path, threshold: int, keep: int) -> None:
+    msgs = tuple(tc.load_all(path)[0].messages)
+    config = tc.ClearToolResultConfig(threshold, keep)
+    fast = tc.replay(msgs, config)
+    count = tc.get_counter(config.token_counter)
+    slow = assemble(msgs, EINO.engine(msgs, config, count), config, count, lab.model_calls(msgs), mode="replay")
+    assert [(s.call_index, s.context_tokens, s.changed_indices) for s in fast.model_call_steps] == [
+        (s.call_index, s.context_tokens, s.changed_indices) for s in slow.model_call_steps]
+    assert fast.cleared_indices == slow.cleared_indices
+    assert [m.content for m in fast.messages] == [m.content for m in slow.messages]
+
+
+def test_every_built_in_policy_describes_itself_whole() -> None:
+    """Each spec's presets build valid configs, its knobs name real fields, its aliases
+    point at fields, and its exports render: what the CLI, the app and the corpus read."""
+    from dataclasses import fields
+
+    for spec in BUILT_IN:
+        names = {f.name for f in fields(spec.config)}
+        assert set(spec.aliases.values()) <= names, spec.name
+        for preset in spec.presets:
+            config = preset.make()
+            assert spec_for(config) is spec and spec.preset_of(config) in spec.presets
+            assert {k.field for k in preset.knobs} <= names and {o.field for o in spec.options} <= names
+            if preset.export is not None:
+                assert all(code.strip() for _, _, code in preset.export(config))
+            assert lab.parse_policy(lab.policy_spec(config)) == config
+        json.dumps([spec.name, [p.name for p in spec.presets]])

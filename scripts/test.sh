@@ -19,6 +19,7 @@ bash scripts/setup.sh
 .venv/bin/ruff check --quiet || { echo "test: ruff check failed" >&2; exit 1; }
 .venv/bin/mypy --no-error-summary toolclear || { echo "test: mypy toolclear failed" >&2; exit 1; }
 rc=0
-.venv/bin/python -m pytest -q -p no:cacheprovider tests "$@" || rc=$?
+# two workers (pytest-xdist): the browser tests mostly wait, the core keeps the other core busy
+.venv/bin/python -m pytest -q -p no:cacheprovider -n "${TOOLCLEAR_TEST_WORKERS:-2}" --dist worksteal tests "$@" || rc=$?
 if [ "$rc" -eq 5 ]; then echo "test: no tests collected" >&2; exit 1; fi
 exit "$rc"

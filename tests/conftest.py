@@ -50,3 +50,33 @@ def _no_tiktoken_downloads(monkeypatch: pytest.MonkeyPatch) -> None:
 def hypothesis_examples(default: int) -> int:
     """Examples per property: small in CI, TOOLCLEAR_HYPOTHESIS_EXAMPLES=1000 for the long run."""
     return int(os.environ.get("TOOLCLEAR_HYPOTHESIS_EXAMPLES", default))
+
+
+SLOW_MODULES = {"test_bad_inputs.py", "test_app.py", "test_app_policies.py", "test_app_sequences.py",
+                "test_app_corpus.py", "test_plugin_policy.py", "test_live_langchain.py"}
+"""Whole modules marked ``slow``: the bad-input corpus (files of tens of MB), the app
+under AppTest, a plugin installed with pip, a real LangGraph agent per case."""
+SLOW_TESTS = {
+    "test_process_engine_gives_the_same_table", "test_dask_engine_on_a_real_local_cluster",
+    "test_a_script_without_the_main_guard_is_told_what_to_do", "test_sigterm_stops_a_process_sweep_and_its_workers",
+    "test_damaged_members_on_the_dask_engine_and_through_the_cli",
+    "test_a_dask_scheduler_that_never_answers_is_one_line_not_a_hang",
+    "test_losses_equal_the_definition_rebuilt_at_every_call", "test_real_ctrl_c_never_leaves_a_temp_file_and_reports_truly",
+    "test_real_cassette_edit_changes_only_the_cleared_blocks", "test_yaml_bomb_is_refused_fast_and_small",
+    "test_every_instrumentation_recorded_anew_reads_the_same", "test_the_app_offers_it_with_its_knobs",
+    "test_every_policy_keeps_pairs_through_every_export",
+}
+"""Single tests marked ``slow``: worker processes, a Dask cluster, real signals, the
+definition of a loss rebuilt at every call, instrumentations recorded anew."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``slow`` and ``e2e`` in one place: ``-m "not slow and not e2e"`` is the quick run
+    (README, "Tests"); CI (``scripts/test.sh``) runs everything."""
+    for item in items:
+        path = Path(str(item.fspath))
+        if "e2e" in path.parts:
+            item.add_marker(pytest.mark.e2e)
+            item.add_marker(pytest.mark.slow)
+        elif path.name in SLOW_MODULES or item.originalname in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)

@@ -148,6 +148,12 @@ def costing(msgs: tuple[Message, ...]) -> list[Row]:
     t_first, _ = timed(lambda: tc.cost(first[1], "claude-sonnet-4-5"))
     rows.append(("  eino clear, the first pricing of a transcript (reads compactions, usage)", ms(t_first),
                  f"{100 * t_first / first[0]:.0f} % of that replay, once"))
+    t_cal, cal = timed(lambda: tc.calibrate(msgs), repeat=3)
+    rows.append((f"calibrate on the recorded usage ({'fitted' if cal.fitted else 'not fitted'})", ms(t_cal),
+                 f"{100 * t_cal / first[0]:.0f} % of eino's replay (<= 10 %)"))
+    t_both, _ = timed(lambda: tc.cost(first[1], "claude-sonnet-4-5", calibrate=True), repeat=3)
+    rows.append(("cost with calibrate=True (the fit included)", ms(t_both),
+                 f"{100 * t_both / first[0]:.0f} % of eino's replay"))
     return rows
 
 

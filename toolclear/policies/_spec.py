@@ -75,6 +75,17 @@ Engine = Callable[..., Any]
 ``advance(length)`` and ``status(index, changed)`` (``toolclear.policies._engine``)."""
 
 
+def _check(name: str, config: Any, engine: Any) -> None:
+    """What every policy, however declared, must be: a usable name, a dataclass of
+    settings, an engine."""
+    if not name or any(c in name for c in ":, ") or name != name.lower():
+        raise ConfigError(f"policy name {name!r}: lower case, without ':', ',' or spaces")
+    if not (isinstance(config, type) and is_dataclass(config)):
+        raise ConfigError(f"policy {name}: config must be a dataclass type")
+    if not callable(engine):
+        raise ConfigError(f"policy {name}: engine must be callable")
+
+
 @dataclass(frozen=True)
 class PolicySpec:
     """Everything toolclear needs to know about one policy family."""
@@ -126,12 +137,7 @@ class PolicySpec:
     """The distribution that declared it."""
 
     def __post_init__(self) -> None:
-        if not self.name or any(c in self.name for c in ":, ") or self.name != self.name.lower():
-            raise ConfigError(f"policy name {self.name!r}: lower case, without ':', ',' or spaces")
-        if not (isinstance(self.config, type) and is_dataclass(self.config)):
-            raise ConfigError(f"policy {self.name}: config must be a dataclass type")
-        if not callable(self.engine):
-            raise ConfigError(f"policy {self.name}: engine must be callable")
+        _check(self.name, self.config, self.engine)
         if not self.presets:
             raise ConfigError(f"policy {self.name}: at least one preset (the policy itself)")
 
@@ -191,12 +197,7 @@ class PolicyInfo:
     """The distribution that declared it (filled in when loaded)."""
 
     def __post_init__(self) -> None:
-        if not self.name or any(c in self.name for c in ":, ") or self.name != self.name.lower():
-            raise ConfigError(f"policy name {self.name!r}: lower case, without ':', ',' or spaces")
-        if not (isinstance(self.config, type) and is_dataclass(self.config)):
-            raise ConfigError(f"policy {self.name}: config must be a dataclass type")
-        if not callable(self.engine):
-            raise ConfigError(f"policy {self.name}: engine must be callable")
+        _check(self.name, self.config, self.engine)
 
     @property
     def sliders(self) -> tuple[tuple[str, str, str, str], ...]:

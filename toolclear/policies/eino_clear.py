@@ -332,6 +332,22 @@ class Reduction:
         return sum(1 for m in self.messages if m.role == "tool")
 
 
+def _prepared(messages: Sequence[Message], config: ClearToolResultConfig | None,
+              offloading: ToolResultOffloadingConfig | None, backend: StorageBackend | None,
+              ) -> tuple[ClearToolResultConfig, tuple[Message, ...], tuple[OffloadRecord | None, ...],
+                         tuple[Message, ...], TokenCounter, Any]:
+    """What a pass and a replay both start from: the config, the messages as given and
+    as the model saw them after offloading (with its records), the counter, the index."""
+    config = config or ClearToolResultConfig()
+    original = tuple(messages)
+    records: tuple[OffloadRecord | None, ...] = ()
+    msgs = original
+    if offloading is not None:
+        msgs, records = offload_messages(original, offloading, backend)
+    counter = get_counter(config.token_counter)
+    return config, original, records, msgs, counter, sequence_index(msgs, counter)
+
+
 def reduce_by_tokens(
     messages: Sequence[Message],
     config: ClearToolResultConfig | None = None,
@@ -344,14 +360,7 @@ def reduce_by_tokens(
     With ``offloading``, tool results too large are first offloaded to ``backend`` (a
     ``MemoryBackend`` if none is given), as they would have been when they arrived.
     """
-    config = config or ClearToolResultConfig()
-    original = tuple(messages)
-    records: tuple[OffloadRecord | None, ...] = ()
-    msgs = original
-    if offloading is not None:
-        msgs, records = offload_messages(original, offloading, backend)
-    counter = get_counter(config.token_counter)
-    ix = sequence_index(msgs, counter)
+    config, original, records, msgs, counter, ix = _prepared(messages, config, offloading, backend)
     counts = ix.counts
     before = count_tokens(original, counter) if records else counts
     ph = config.placeholder
@@ -404,14 +413,7 @@ def replay(
     ``backend``, a ``MemoryBackend`` if none is given) and clearing then runs on what the
     model would have seen, as eino's combined middleware does.
     """
-    config = config or ClearToolResultConfig()
-    original = tuple(messages)
-    records: tuple[OffloadRecord | None, ...] = ()
-    msgs = original
-    if offloading is not None:
-        msgs, records = offload_messages(original, offloading, backend)
-    counter = get_counter(config.token_counter)
-    ix = sequence_index(msgs, counter)
+    config, original, records, msgs, counter, ix = _prepared(messages, config, offloading, backend)
     counts, prefix = ix.counts, ix.prefix
     n = len(msgs)
     ph = config.placeholder

@@ -148,19 +148,33 @@ def costing(msgs: tuple[Message, ...]) -> list[Row]:
     t_first, _ = timed(lambda: tc.cost(first[1], "claude-sonnet-4-5"))
     rows.append(("  eino clear, the first pricing of a transcript (reads compactions, usage)", ms(t_first),
                  f"{100 * t_first / first[0]:.0f} % of that replay, once"))
-    t_cal, cal = timed(lambda: tc.calibrate(msgs), repeat=3)
-    rows.append((f"calibrate on the recorded usage ({'fitted' if cal.fitted else 'not fitted'})", ms(t_cal),
-                 f"{100 * t_cal / first[0]:.0f} % of eino's replay (<= 10 %)"))
-    t_both, _ = timed(lambda: tc.cost(first[1], "claude-sonnet-4-5", calibrate=True), repeat=3)
-    rows.append(("cost with calibrate=True (the fit included)", ms(t_both),
-                 f"{100 * t_both / first[0]:.0f} % of eino's replay"))
+    rows += calibrating()
     return rows
 
 
-def real_run(n: int) -> tuple[Message, ...]:
+def calibrating() -> list[Row]:
+    """Calibration of 100,000 resampled real messages that keep their recorded usage,
+    against a replay of them (both warm: the token counts are the replay's)."""
+    msgs = real_run(100_000, usage=True)
+    config = tc.ClearToolResultConfig()
+    t_replay = min(timed(lambda: tc.replay(msgs, config))[0] for _ in range(3))
+    rp = tc.replay(msgs, config)
+    t_cal, cal = timed(lambda: tc.calibrate(msgs), repeat=5)
+    calls = len(rp.model_call_steps)
+    rows: list[Row] = [
+        (f"calibrate a {calls:,}-call run ({'fitted' if cal.fitted else 'not fitted'})", ms(t_cal),
+         f"{100 * t_cal / t_replay:.0f} % of its replay (<= 10 %)")]
+    t_both, _ = timed(lambda: tc.cost(rp, "claude-sonnet-4-5", calibrate=True), repeat=5)
+    rows.append(("  its cost with calibrate=True (the fit included)", ms(t_both),
+                 f"{100 * t_both / t_replay:.0f} % of its replay (<= 10 %)"))
+    return rows
+
+
+def real_run(n: int, usage: bool = False) -> tuple[Message, ...]:
     """n messages resampled from the real Claude Code sessions of the test corpus, each
     copy of a call with its own id (so pairing stays right) and its own line number in
-    every text, so no text repeats (no cache does the work)."""
+    every text, so no text repeats (no cache does the work); ``usage`` keeps each call's
+    recorded usage (the calibration's input)."""
     src: list[Message] = []
     for path in sorted((ROOT / "tests" / "data" / "corpus" / "claude_code").glob("entire-cli*.jsonl")):
         src += tc.load_all(path)[0].messages
@@ -175,9 +189,10 @@ def real_run(n: int) -> tuple[Message, ...]:
                                    tool_name=m.tool_name))
             elif m.role == "assistant" and m.tool_calls:
                 out.append(Message("assistant", m.content + tag, tool_calls=tuple(
-                    ToolCall(f"{c.id}-{k - 1 - i}", c.name, c.arguments) for i, c in enumerate(m.tool_calls))))
+                    ToolCall(f"{c.id}-{k - 1 - i}", c.name, c.arguments) for i, c in enumerate(m.tool_calls)),
+                    usage=m.usage if usage else None))
             else:
-                out.append(Message(m.role, m.content + tag))
+                out.append(Message(m.role, m.content + tag, usage=m.usage if usage and m.role == "assistant" else None))
     return tuple(out[:n])
 
 

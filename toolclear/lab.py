@@ -199,7 +199,8 @@ def replay(
         if sum(calls) > _LOOP_LIMIT:
             raise ConfigError(f"persist={persist} is simulated call by call and this run would take "
                               f"{sum(calls):,} message-steps (limit {_LOOP_LIMIT:,}); use persist=None")
-        count = get_counter(spec.counts_with(config) or counter if spec.fast_replay is not None else counter)
+        # a policy with its own replay (eino's clear policy) has its steps in its own counter
+        count = get_counter((spec.counts_with(config) or counter) if spec.fast_replay is not None else counter)
         engine = _LoopEngine(msgs, config, counter, backend, tools, persist)
         result = assemble(msgs, engine, config, count, calls, mode="replay")
         return _calibrated(_with(result, files=dict(backend.files) if isinstance(backend, MemoryBackend) else {},

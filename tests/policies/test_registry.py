@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 import io
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -223,4 +222,3 @@ def test_every_built_in_policy_describes_itself_whole() -> None:
             if preset.export is not None:
                 assert all(code.strip() for _, _, code in preset.export(config))
             assert lab.parse_policy(lab.policy_spec(config)) == config
-        json.dumps([spec.name, [p.name for p in spec.presets]])

@@ -720,7 +720,7 @@ def run_app() -> None:
     offloading, counter = render_settings(t)
     pricing, calibrate = money.render_pricing(t)
     kind = policy_choices()[st.session_state.policy]
-    if _offloads(st.session_state.policy):
+    if preset_named(kind)[0].offloads:
         results(t, digest, counter, offloading, len(loaded.transcripts), pricing, calibrate)
     else:
         policy_results(kind, t, digest, counter, pricing, calibrate)

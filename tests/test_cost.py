@@ -7,6 +7,7 @@ import dataclasses
 import math
 from datetime import datetime, timedelta, timezone
 
+import numpy as np
 import pytest
 
 import toolclear as tc
@@ -207,6 +208,8 @@ def test_calibrated_model_within_15_percent_of_claude_code_sessions(path) -> Non
 
 
 KINDS = [ANTHROPIC, OPENAI, tc.Pricing(input=1.0, output=2.0, cache_read=0.25, cache="gemini", min_cacheable=200),
+         # a system prompt long enough to cache: what survives a compaction or a change below it
+         tc.Pricing(input=1.0, output=2.0, cache_read=0.25, cache="gemini", min_cacheable=200, overhead_tokens=400),
          tc.Pricing(input=1.0, output=2.0, cache="none"),
          tc.Pricing(input=1.0, output=2.0, cache_write=1.25, cache_read=0.1, cache="anthropic", min_cacheable=150,
                     overhead_tokens=400),
@@ -215,10 +218,12 @@ KINDS = [ANTHROPIC, OPENAI, tc.Pricing(input=1.0, output=2.0, cache_read=0.25, c
                     long_context_from=1_500, long=(2.0, 3.0, 2.5, 0.2, None))]
 
 
-@pytest.mark.parametrize("seed", range(int(__import__("os").environ.get("TOOLCLEAR_COST_SEEDS", "6"))))
+# seed 30 holds a run whose changes, counted from the compactions, come out of call order
+@pytest.mark.parametrize("seed", sorted({*range(int(__import__("os").environ.get("TOOLCLEAR_COST_SEEDS", "6"))), 30}))
 def test_fast_pricing_equals_the_call_by_call_reference(seed) -> None:
     """numpy over all calls gives what the reference (one call at a time, the cache as a
-    stack of entries) gives: every policy, every cache kind, with and without times."""
+    stack of entries) gives: every policy, every cache kind, with and without times,
+    resets and compactions."""
     import random
 
     from toolclear import billing as cost_mod
@@ -249,19 +254,54 @@ def test_fast_pricing_equals_the_call_by_call_reference(seed) -> None:
         calls = [s.call_index for s in rp.model_call_steps]
         # caches the log saw dropped at some calls (cache_resets): to nothing, or to a first part
         resets = {i: rng.choice([0, 300, 2_000]) for i in calls[1:] if rng.random() < 0.2}
+        # compactions (Claude Code's summaries) anywhere in the run, at a call or between calls
+        cuts = tuple(sorted(rng.sample(range(len(msgs)), min(len(msgs), rng.randint(1, 4))))) if rng.random() < 0.5 else ()
         for pricing in KINDS:
             kept = rng.choice(["all", "turn", "none"])
+            # what the first call found cached (calibration's warm start): none, part of the overhead, more
+            warm = rng.choice([0, 0, 250, 1_500])
             for with_policy in (True, False):
-                fast = cost_mod._price_fast(rp, pricing, pricing.overhead_tokens, 1.3, with_policy, (), 0,
+                fast = cost_mod._price_fast(rp, pricing, pricing.overhead_tokens, 1.3, with_policy, cuts, warm,
                                             resets=resets, kept=kept)
-                slow = cost_mod._price_loop(rp, pricing, pricing.overhead_tokens, 1.3, with_policy, (), 0, resets,
-                                            kept)
+                slow = cost_mod._price_loop(rp, pricing, pricing.overhead_tokens, 1.3, with_policy, cuts, warm,
+                                            resets, kept)
                 f_rows, s_rows = cost_mod._rows(fast), cost_mod._rows(slow)
                 assert [r[:6] + (r.cache_break,) for r in f_rows] == [r[:6] + (r.cache_break,) for r in s_rows], (
                     config, pricing.cache, with_policy)
                 for a, b in zip(f_rows, s_rows):
                     assert (a.dollars, a.input_dollars, a.break_dollars) == pytest.approx(
                         (b.dollars, b.input_dollars, b.break_dollars), abs=1e-12)
+
+
+COMPACTED = [p for p in REAL_CLAUDE if compactions_of(tc.load_all(p)[0].messages)]
+
+
+@pytest.mark.parametrize("path", COMPACTED, ids=corpus_id)
+def test_cost_of_a_compacted_session_is_the_call_by_call_reference(path) -> None:
+    """Real Claude Code sessions that compacted their context: ``cost`` (numpy over all
+    calls) gives, call for call, what the reference loop gives, with and without each
+    policy, calibrated, for Anthropic's cache and a prefix cache."""
+    from toolclear import billing as cost_mod
+
+    from .policies.test_all_policies import POLICIES
+
+    msgs = tc.load_all(path)[0].messages
+    cuts = compactions_of(msgs)
+    assert cuts
+    for config in POLICIES:
+        rp = tc.replay(msgs, config, backend=tc.MemoryBackend() if isinstance(config, tc.EinoReductionConfig)
+                       and not config.skip_truncation else None)
+        for pricing in ("claude-sonnet-4-5", "gpt-5"):
+            c = tc.cost(rp, pricing, calibrate=True)
+            p = c.pricing
+            resets = cost_mod.cache_resets(msgs, p.ttl_seconds, cuts) if p.cache != "none" else {}
+            kept = cost_mod.thinking_kept(p.model or p.name)
+            warm = cost_mod._warm_start(rp) if c.calibrated_on else 0
+            for with_policy, got in ((True, c.calls), (False, c.calls_without_policy)):
+                ref = cost_mod._price_run(c._result, p, c.overhead_tokens, c.scale, with_policy, cuts, warm, resets, kept)
+                assert [r[:6] + (r.cache_break,) for r in got] == [r[:6] + (r.cache_break,) for r in ref], (
+                    config, pricing, with_policy)
+                assert sum(r.dollars for r in got) == pytest.approx(sum(r.dollars for r in ref), rel=1e-9)
 
 
 CC = [p for p in LONG if "webfetch" in p.name][0] if LONG else None
@@ -431,6 +471,27 @@ def test_a_cache_the_log_saw_dropped_is_a_reset_and_nothing_else_is() -> None:
     assert cache_resets(tuple(msgs), 3_600) == {5: 10_000, 9: 16_000, 11: 10_000}
     assert cache_resets(tuple(msgs), 300, cuts=(10,)) == {5: 10_000}  # a compaction explains call 5's drop
     assert cache_resets(tuple(_usage_run([0, 19_990, 13_000], [0, 10, 10])), 300) == {}  # more than half read
+
+
+@pytest.mark.parametrize("path", WITH_USAGE, ids=corpus_id)
+def test_cache_resets_over_all_calls_at_once_equal_the_loop(path) -> None:
+    """The resets read with numpy are the reference loop's, on every real log with usage."""
+    from toolclear import billing
+
+    for t in tc.load_all(path):
+        msgs = tuple(t.messages)
+        cuts = compactions_of(msgs)
+        for ttl in (300, 3_600):
+            for c in (cuts, ()):
+                assert billing._cache_resets_np(np, msgs, ttl, c) == billing._cache_resets_loop(msgs, ttl, c)
+
+
+def test_the_real_logs_hold_cache_resets() -> None:
+    """So the equality above is not vacuous."""
+    from toolclear import billing
+
+    assert sum(bool(billing._cache_resets_loop(tuple(t.messages), 3_600, ())) for p in WITH_USAGE
+               for t in tc.load_all(p)) >= 2
 
 
 def test_a_reset_caps_the_read_with_and_without_the_policy() -> None:

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
-from itertools import chain
+from itertools import accumulate, chain
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
@@ -297,6 +297,7 @@ def _price_run(result: Result, pricing: Pricing, overhead: int, scale: float, wi
     """The reference: one call at a time, the cache's entries kept as a stack."""
     steps = result.model_call_steps
     msgs = result.messages
+    log = _log_of(result)  # each call's time and output as recorded (a policy may rebuild the message)
     counts = result.token_counts
     after = result.token_counts_after
     tree = _Fenwick(counts)
@@ -335,9 +336,9 @@ def _price_run(result: Result, pricing: Pricing, overhead: int, scale: float, wi
         else:
             upto = max(shared_end, cut)
             shared = overhead + round((tree.prefix(upto) - base - _not_sent(thinking, kept, cut, end, upto)) * scale)
-        now = _timestamp(msgs[end]) if end < len(msgs) else None
+        now = _timestamp(log[end]) if end < len(log) else None
         uncached, write, read = cache_.call(end, prompt, shared, now, resets.get(end) if resets else None)
-        output = _output_tokens(msgs[end], counts[end], scale) if end < len(msgs) else 0
+        output = _output_tokens(log[end], counts[end], scale) if end < len(log) else 0
         at = pricing.for_prompt(prompt)
         input_dollars = at.dollars(uncached, write, read, 0)
         broke = bool(with_policy and step.cache_break)
@@ -375,6 +376,44 @@ def _log_facts(messages: Sequence[Message]) -> tuple[tuple[int, ...], tuple[int,
     return _log_facts_kept.get(messages, read)
 
 
+class _LogArrays(NamedTuple):
+    """Per message of a transcript, what its log recorded: the call's time (nan:
+    unknown), its output tokens (-1: not recorded) and its prompt tokens (0: none)."""
+
+    time: Any
+    out: Any
+    prompt: Any
+    read: Any
+    """Tokens read from the cache (0: none)."""
+    billed: Any
+    """An API call the provider billed: an assistant message with a prompt, not made up
+    by the client (Claude Code's ``<synthetic>`` replies)."""
+
+
+_log_arrays_kept: KeptFor[_LogArrays] = KeptFor(4)
+
+
+def _log_arrays(np: Any, messages: Sequence[Message]) -> _LogArrays:
+    """The recorded usage as arrays, read once per transcript: every replay of a run
+    prices the same recorded calls."""
+    def read() -> _LogArrays:
+        n = len(messages)
+        time, out, prompt = np.full(n, np.nan), np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        read, billed = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
+        at = list(_log_facts(messages)[1])
+        if at:
+            stamps = [_timestamp(messages[i]) for i in at]
+            usage = [u for i in at if (u := messages[i].usage) is not None]  # all: they recorded usage
+            time[at] = [np.nan if t is None else t for t in stamps]
+            out[at] = [u.output_tokens if u.output_tokens or u.prompt_tokens else -1 for u in usage]
+            prompt[at] = [u.prompt_tokens for u in usage]
+            read[at] = [u.cache_read_tokens for u in usage]
+            billed[at] = [messages[i].role == "assistant" and u.model != SYNTHETIC_MODEL and u.prompt_tokens > 0
+                          for i, u in zip(at, usage)]
+        return _LogArrays(time, out, prompt, read, billed)
+    return _log_arrays_kept.get(messages, read)
+
+
 _resets_kept: KeptFor[dict[int, int]] = KeptFor(8)
 
 
@@ -387,29 +426,52 @@ def cache_resets(messages: Sequence[Message], ttl: int, cuts: Sequence[int] = ()
     it is a fact of the run, as its call times are, so a simulated run, with or without a
     policy, finds no more than that in the cache at that call."""
     cut_list = tuple(sorted(cuts))
+    np = _numpy()
 
     def read() -> dict[int, int]:
-        from bisect import bisect_right
-
-        out: dict[int, int] = {}
-        prev: tuple[int, int, float | None] | None = None
-        for i in _log_facts(messages)[1]:
-            m = messages[i]
-            u = m.usage
-            if m.role != "assistant" or u is None or u.model == SYNTHETIC_MODEL or u.prompt_tokens <= 0:
-                continue
-            now = _timestamp(m)
-            if prev is not None:
-                j, held, then = prev
-                cut_between = bisect_right(cut_list, i) > bisect_right(cut_list, j)
-                fresh = now is None or then is None or now - then <= ttl
-                if fresh and not cut_between and 2 * u.cache_read_tokens < held:
-                    out[i] = u.cache_read_tokens
-            prev = (i, u.prompt_tokens, now)
-        return out
+        if np is not None:
+            return _cache_resets_np(np, messages, ttl, cut_list)
+        return _cache_resets_loop(messages, ttl, cut_list)
     if not isinstance(messages, tuple):
         return read()
     return _resets_kept.get(messages, read, extra=(ttl, cut_list))
+
+
+def _cache_resets_np(np: Any, messages: Sequence[Message], ttl: int, cut_list: tuple[int, ...]) -> dict[int, int]:
+    """``cache_resets`` over the recorded calls at once (the loop is the reference)."""
+    la = _log_arrays(np, messages)
+    at = np.flatnonzero(la.billed)
+    if len(at) < 2:
+        return {}
+    now, then = la.time[at[1:]], la.time[at[:-1]]
+    fresh = ~(now - then > ttl)  # an unknown time on either side: fresh
+    cuts_a = np.asarray(cut_list, dtype=np.int64)
+    cut_between = np.searchsorted(cuts_a, at[1:], side="right") > np.searchsorted(cuts_a, at[:-1], side="right")
+    read = la.read[at[1:]]
+    hit = fresh & ~cut_between & (2 * read < la.prompt[at[:-1]])
+    return dict(zip(at[1:][hit].tolist(), read[hit].tolist()))
+
+
+def _cache_resets_loop(messages: Sequence[Message], ttl: int, cut_list: tuple[int, ...]) -> dict[int, int]:
+    """``cache_resets`` one recorded call at a time."""
+    from bisect import bisect_right
+
+    out: dict[int, int] = {}
+    prev: tuple[int, int, float | None] | None = None
+    for i in _log_facts(messages)[1]:
+        m = messages[i]
+        u = m.usage
+        if m.role != "assistant" or u is None or u.model == SYNTHETIC_MODEL or u.prompt_tokens <= 0:
+            continue
+        now = _timestamp(m)
+        if prev is not None:
+            j, held, then = prev
+            cut_between = bisect_right(cut_list, i) > bisect_right(cut_list, j)
+            fresh = now is None or then is None or now - then <= ttl
+            if fresh and not cut_between and 2 * u.cache_read_tokens < held:
+                out[i] = u.cache_read_tokens
+        prev = (i, u.prompt_tokens, now)
+    return out
 
 
 def _int_array(np: Any, values: Sequence[int]) -> Any:
@@ -528,6 +590,12 @@ def _not_sent(facts: tuple[list[int], list[int]] | None, kept: ThinkingKept, cut
     return max(0, think[max(limit, cut)] - think[cut])
 
 
+def _log_of(result: Result) -> Sequence[Message]:
+    """The messages as the log holds them (their usage), index for index with the replay's."""
+    seen = result._seen
+    return seen if seen and len(seen) == len(result.messages) else result.messages
+
+
 def _call_facts(result: Result, scale: float, kept: ThinkingKept = "all") -> dict[str, Any]:
     """Per model call, once for both runs: its end, time (nan when unknown), output
     tokens, context with and without the policy, and its lowest and highest change.
@@ -544,14 +612,15 @@ def _call_facts(result: Result, scale: float, kept: ThinkingKept = "all") -> dic
         ends, ctx_w, ctx_u, lows, highs, own = _step_columns(np, result, k_n)
     outs = np.rint(own * scale).astype(i64)
     times = np.full(k_n, np.nan)
-    _, recorded = _log_facts(result._seen or msgs)
+    log = _log_of(result)
+    _, recorded = _log_facts(log)
     if recorded:  # only the calls whose message recorded usage
-        for k in np.flatnonzero(np.isin(ends, np.asarray(recorded, dtype=i64))).tolist():
-            m = msgs[int(ends[k])]
-            t = _timestamp(m)
-            if t is not None:
-                times[k] = t
-            outs[k] = _output_tokens(m, counts[int(ends[k])], scale)
+        la = _log_arrays(np, log)
+        inside = ends < len(log)
+        at = np.minimum(ends, len(log) - 1)
+        times = np.where(inside, la.time[at], np.nan)
+        out = np.where(inside, la.out[at], -1)
+        outs = np.where(out >= 0, out, outs)
     thinking = _thinking_facts(msgs, counts) if kept != "all" else None
     strip = lim = None
     if thinking is not None:  # earlier thinking the provider does not re-send
@@ -565,7 +634,7 @@ def _call_facts(result: Result, scale: float, kept: ThinkingKept = "all") -> dic
 
 
 def _anthropic_tops(np: Any, broke: Any, first: Any, ends: Any, times: Any | None, entry: Any, ttl: int,
-                    reset: Any) -> Any:
+                    reset: Any, new: Any | None = None) -> Any:
     """For each call, the call whose cache entry it reads from Anthropic's cache (-1:
     none), all calls at once.
 
@@ -576,7 +645,8 @@ def _anthropic_tops(np: Any, broke: Any, first: Any, ends: Any, times: Any | Non
     break after it: it dies there if it ends after that f, else it outlives every
     break. The top is the last entry since the latest break, or else the last entry
     before that break that outlived its own; an emptying (an expired top) kills every
-    entry before it. Equal to the stack, call for call (the tests run both)."""
+    entry before it, as a compaction (``new``: the first call after one) does. Equal to
+    the stack, call for call (the tests run both)."""
     k_n = len(entry)
     i32 = np.int32  # call positions: half the memory traffic of int64
     idx = np.arange(k_n, dtype=i32)
@@ -598,6 +668,8 @@ def _anthropic_tops(np: Any, broke: Any, first: Any, ends: Any, times: Any | Non
     last_outliving = np.maximum.accumulate(np.where(outlives, idx, minus))
     before_break = np.where(last_break > 0, last_outliving[np.maximum(last_break - 1, 0)], minus)
     top = np.where(last_entry >= last_break, last_entry, before_break)
+    if new is not None and new.any():  # nothing from before the call's compaction lives
+        top = np.where(top >= np.maximum.accumulate(np.where(new, idx, 0)), top, -1)
     expired = reset.copy()  # a reset the log recorded empties the cache, as an expiry does
     if times is not None:  # without call times nothing expires
         expired |= (top >= 0) & (times - times[np.maximum(top, 0)] > ttl)  # nan times never expire
@@ -626,7 +698,8 @@ def _breaks(np: Any, f: Mapping[str, Any], with_policy: bool) -> tuple[Any, Any]
 
 
 def _anthropic_hits(np: Any, p: Pricing, prompt: Any, broke: Any, first: Any, ends: Any, times: Any,
-                    expired: Any, alive: Any, overhead: int, base: int, timed: bool, reset: Any) -> Any:
+                    expired: Any, overhead: int, base: int, timed: bool, reset: Any,
+                    new: Any | None = None) -> Any:
     """The tokens each call reads from Anthropic's cache (before the minimum-length check
     of its own prompt, and before a reset's cap)."""
     k_n = len(prompt)
@@ -634,34 +707,129 @@ def _anthropic_hits(np: Any, p: Pricing, prompt: Any, broke: Any, first: Any, en
     if not broke.any() and not (entry_a[:-1] & ~entry_a[1:]).any():
         # no change and no entry missing after the first: the top is the last call's
         hit = np.zeros(k_n, dtype=np.int64)
-        hit[1:] = np.where(entry_a[:-1] & ~expired[1:] & ~reset[1:], prompt[:-1], 0)
+        fresh = ~expired[1:] & ~reset[1:] if new is None else ~expired[1:] & ~reset[1:] & ~new[1:]
+        hit[1:] = np.where(entry_a[:-1] & fresh, prompt[:-1], 0)
     else:
-        top = _anthropic_tops(np, broke, first, ends, times if timed else None, entry_a, p.ttl_seconds, reset)
+        top = _anthropic_tops(np, broke, first, ends, times if timed else None, entry_a, p.ttl_seconds, reset,
+                              new)
         hit = np.where(top >= 0, prompt[np.maximum(top, 0)], 0)
-    if base or overhead:
-        base_ok = np.full(k_n, base >= p.min_cacheable) if base else np.zeros(k_n, dtype=bool)
-        base_ok[1:] = alive[1:] & (overhead >= p.min_cacheable)
-        hit = np.maximum(hit, np.where(base_ok, overhead if overhead else base, 0))
-        if base:
-            hit[0] = base if base >= p.min_cacheable else 0
+    floor = base or overhead
+    if floor >= p.min_cacheable:
+        # the prefix every prompt starts with (the system prompt and tools): what the first
+        # call found cached (a warm start), else the overhead once a call has cached it;
+        # it lives while calls long enough to be cached keep refreshing it
+        if entry_a.all():  # every call cached: the last one before each call is the call before it
+            held = ~expired
+            held[0] = bool(base)
+        else:
+            idx = np.arange(k_n)
+            pushed = np.maximum.accumulate(np.where(entry_a, idx, -1))
+            last = np.concatenate(([-1], pushed[:-1]))  # the last call that cached, before each call
+            held = np.ones(k_n, dtype=bool) if base else last >= 0
+            if timed:
+                held &= ~((last >= 0) & (times - times[np.maximum(last, 0)] > p.ttl_seconds))  # nan: still held
+        hit = np.maximum(hit, np.where(held, floor, 0))
     hit = np.where(hit >= p.min_cacheable, hit, 0)
     return hit
 
 
+def _prefix(np: Any, result: Result) -> Any:
+    """``prefix[i]``: the tokens before message i, as an int64 array."""
+    return (_int_array(np, result._trace.prefix) if result._trace is not None else
+            np.concatenate(([0], np.cumsum(np.asarray(result.token_counts, dtype=np.int64)))))
+
+
+class _Segments(NamedTuple):
+    """Where each call stands against the log's compactions: the last one before it
+    (0: none), whether it is the first call after a new one, and the tokens before that
+    compaction as the call sees them (with the policy's changes below it)."""
+
+    cut: Any
+    new: Any
+    base: Any
+
+
+def _segments(np: Any, result: Result, f: dict[str, Any], cuts: Sequence[int], with_policy: bool) -> _Segments | None:
+    """The compactions as arrays (None: the log has none). Messages before a compaction
+    are not sent after it, so the policy's savings on them come off what lies before the
+    compaction, from the call that made them or the first call after the compaction,
+    whichever is later (the reference's tree of prefix sums, all calls at once)."""
+    if not cuts:
+        return None
+    ends = f["ends"]
+    k_n = len(ends)
+    cuts_a = np.asarray(cuts, dtype=np.int64)
+    kept = f.get("cuts")
+    if kept is None or kept[0] != tuple(cuts):  # the same for the run with and without the policy
+        pos = np.searchsorted(cuts_a, ends, side="left")  # the compactions strictly before each call
+        cut = np.where(pos > 0, cuts_a[np.maximum(pos - 1, 0)], 0)
+        # the first call after each compaction (k_n: none), and one more for "no compaction"
+        first_after = np.append(np.searchsorted(ends, cuts_a, side="right"), k_n)
+        kept = f["cuts"] = (tuple(cuts), cut, cut != np.concatenate(([0], cut[:-1])), _prefix(np, result)[cut],
+                            first_after)
+    _, cut, new, base, first_after = kept
+    if not with_policy:
+        return _Segments(cut, new, base)
+    tr = result._trace
+    if tr is not None and len(tr.changed):
+        # the replay kept each change (once per message, the changes' ranges only growing)
+        # and the running total saved: each step's run of changes starts at its lowest
+        idx = _ints(np, tr.changed)
+        running = _ints(np, tr.changed_saved)
+        lows = _ints(np, tr.low)
+        has = lows >= 0
+        step_start = np.searchsorted(idx, lows[has], side="left")
+        step_k = _ints(np, tr.at)[has]
+    elif result.cleared_indices:
+        changed = result.cleared_indices
+        idx = np.asarray(changed, dtype=np.int64)
+        at = np.fromiter((result.cleared_at[i] for i in changed), dtype=np.int64, count=len(changed))
+        k_change = np.searchsorted(ends, at, side="left")
+        running = np.cumsum(_int_array(np, result.token_counts)[idx]
+                            - np.asarray(result.token_counts_after, dtype=np.int64)[idx])
+        step_start = np.flatnonzero(np.concatenate(([True], k_change[1:] != k_change[:-1])))
+        step_k = k_change[step_start]
+    else:
+        return _Segments(cut, new, base)
+    # runs of changed messages made by one call and lying between the same compactions:
+    # each run comes off, as a whole, from its call or the first call past the next
+    # compaction, whichever is later
+    mark = np.zeros(len(idx) + 1, dtype=bool)
+    mark[step_start] = True
+    mark[np.searchsorted(idx, cuts_a, side="left")] = True  # a compaction past every change marks the end
+    starts = np.flatnonzero(mark[:-1])
+    k_run = np.maximum(step_k[np.searchsorted(step_start, starts, side="right") - 1],
+                       first_after[np.searchsorted(cuts_a, idx[starts], side="right")])
+    total = np.concatenate(([0], running))
+    saved = total[np.append(starts[1:], len(idx))] - total[starts]
+    keep = k_run < k_n
+    below = np.cumsum(np.bincount(k_run[keep], weights=saved[keep], minlength=k_n)[:k_n])
+    return _Segments(cut, new, base - np.rint(below).astype(np.int64))
+
+
 def _shared(np: Any, result: Result, f: Mapping[str, Any], prompt: Any, broke: Any, first: Any, overhead: int,
-            scale: float, with_policy: bool) -> Any:
-    """The prefix each call shares with the previous prompt (what OpenAI and Gemini read)."""
+            scale: float, with_policy: bool, seg: _Segments | None = None) -> Any:
+    """The prefix each call shares with the previous prompt (what OpenAI and Gemini read);
+    after a compaction only the overhead."""
     shared = np.zeros(len(prompt), dtype=np.int64)
     shared[1:] = prompt[:-1]
     if with_policy and broke.any():
-        prefix = (_int_array(np, result._trace.prefix) if result._trace is not None else
-                  np.concatenate(([0], np.cumsum(np.asarray(result.token_counts, dtype=np.int64)))))
+        prefix = _prefix(np, result)
         idx = np.flatnonzero(broke)
         saved_before = f["ctx_u"][idx - 1] - f["ctx_w"][idx - 1]  # all earlier savings lie below the change
         body = prefix[first[idx]] - saved_before
+        if seg is not None:
+            body = body - seg.base[idx]
         if f.get("think") is not None:  # thinking before the change that this call does not send
-            body = body - f["think"][np.minimum(first[idx], f["think_limit"][idx])]
+            think = f["think"]
+            upto = np.minimum(first[idx], f["think_limit"][idx])
+            body = body - (think[upto] if seg is None else
+                           think[np.maximum(upto, seg.cut[idx])] - think[seg.cut[idx]])
+        if seg is not None:  # a change below the compaction: only the overhead is shared
+            body = np.where(first[idx] < seg.cut[idx], 0, body)
         shared[idx] = overhead + np.rint(body * scale).astype(np.int64)
+    if seg is not None:
+        shared[seg.new] = overhead
     return shared
 
 
@@ -679,6 +847,27 @@ def _rates(np: Any, p: Pricing, prompt: Any) -> tuple[Any, Any, Any, Any]:
                                                              tier.cache_read)))
 
 
+def _reset_columns(np: Any, f: dict[str, Any], resets: Mapping[int, int] | None) -> tuple[Any, Any]:
+    """(whether the log's cache was reset at each call, what it still held there): the
+    same for the run with and without the policy, so worked out once."""
+    kept = f.get("resets")
+    if kept is not None and kept[0] is resets:
+        return kept[1], kept[2]
+    ends = f["ends"]
+    k_n = len(ends)
+    reset = np.zeros(k_n, dtype=bool)
+    cap = np.zeros(k_n, dtype=np.int64)
+    if resets:
+        keys = np.fromiter(resets, dtype=np.int64, count=len(resets))
+        held = np.fromiter(resets.values(), dtype=np.int64, count=len(resets))
+        pos = np.minimum(np.searchsorted(ends, keys), k_n - 1)
+        hit = ends[pos] == keys  # resets at calls this run makes
+        reset[pos[hit]] = True
+        cap[pos[hit]] = held[hit]
+    f["resets"] = (resets, reset, cap)
+    return reset, cap
+
+
 def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, with_policy: bool,
                 cuts: Sequence[int], warm: int = 0, facts: Any = None,
                 resets: Mapping[int, int] | None = None, kept: ThinkingKept = "all") -> dict[str, Any]:
@@ -693,7 +882,17 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
         return _columns(())
     f = facts if facts is not None else _call_facts(result, scale, kept)
     ends, times, outs = f["ends"], f["times"], f["outs"]
+    broke, first = _breaks(np, f, with_policy)
+    if broke is None:
+        # a change below an earlier one: the reference's stack of prefixes handles it
+        return _price_loop(result, pricing, overhead, scale, with_policy, cuts, warm, resets, kept)
     ctx = f["ctx_w"] if with_policy else f["ctx_u"]
+    seg = _segments(np, result, f, cuts, with_policy)
+    if seg is not None:  # only what follows the call's compaction is sent
+        ctx = ctx - seg.base
+        if f.get("think") is not None:  # the thinking not sent, counted from the compaction
+            think, lim = f["think"], f["think_limit"]
+            ctx = ctx + think[lim] - (think[np.maximum(lim, seg.cut)] - think[seg.cut])
     prompt = overhead + (ctx if scale == 1.0 else np.rint(ctx * scale).astype(np.int64))
     if f["timed"]:
         dt = np.empty(k_n)
@@ -702,17 +901,7 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
         expired = dt > p.ttl_seconds  # nan compares False: unknown times keep the cache alive
     else:
         expired = np.zeros(k_n, dtype=bool)
-    broke, first = _breaks(np, f, with_policy)
-    if broke is None:
-        # a change below an earlier one: the reference's stack of prefixes handles it
-        return _price_loop(result, pricing, overhead, scale, with_policy, cuts, warm, resets, kept)
-    reset = np.zeros(k_n, dtype=bool)
-    cap = np.zeros(k_n, dtype=np.int64)
-    if resets:
-        keys = np.fromiter(resets, dtype=np.int64, count=len(resets))
-        at = np.flatnonzero(np.isin(ends, keys))
-        reset[at] = True
-        cap[at] = [resets[int(e)] for e in ends[at].tolist()]
+    reset, cap = _reset_columns(np, f, resets)
     alive = ~expired
     alive[0] = False
     uncached = np.zeros(k_n, dtype=np.int64)
@@ -722,8 +911,8 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
     if p.cache == "none":
         uncached = prompt.copy()
     elif p.cache == "anthropic":
-        hit = _anthropic_hits(np, p, prompt, broke, first, ends, times, expired, alive, overhead, base, f["timed"],
-                              reset)
+        hit = _anthropic_hits(np, p, prompt, broke, first, ends, times, expired, overhead, base, f["timed"],
+                              reset, None if seg is None else seg.new)
         hit = np.where(reset, np.minimum(hit, cap), hit)
         hit = np.where(hit >= p.min_cacheable, hit, 0)
         small = prompt < p.min_cacheable
@@ -731,7 +920,7 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
         write = np.where(small, 0, prompt - read)
         uncached = np.where(small, prompt, 0)
     else:
-        common = np.where(alive, _shared(np, result, f, prompt, broke, first, overhead, scale, with_policy), 0)
+        common = np.where(alive, _shared(np, result, f, prompt, broke, first, overhead, scale, with_policy, seg), 0)
         if base:
             common[0] = base
         common = np.where(reset, np.minimum(common, cap), common)
@@ -745,7 +934,7 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
     dollars = input_dollars + outs * rate_out / 1e6
     price = rate_w if p.cache == "anthropic" else rate_in
     break_dollars = np.zeros(k_n)
-    hit_idx = np.flatnonzero(broke)
+    hit_idx = np.flatnonzero(broke if seg is None else broke & ~seg.new)  # a compaction resent all anyway
     if len(hit_idx):  # what a break cost: the previous prompt that was not read again
         lost = np.maximum(0, prompt[hit_idx - 1] - read[hit_idx])
         price_h, read_h = (v[hit_idx] if isinstance(v, np.ndarray) else v for v in (price, rate_r))
@@ -761,12 +950,36 @@ def _fit(result: Result, overhead: int, cuts: Sequence[int], prior: float = 1.0)
     """(overhead, scale, calls used) fitted by least squares on the recorded prompt
     sizes of at most the first 10 % of model calls (the run without the policy, as
     the log recorded it)."""
+    np = _numpy()
+    budget = _calls_in(result) // 10
+    log = _log_of(result)
+    if np is None or not budget or not _log_facts(log)[1]:
+        return _fit_loop(result, overhead, cuts, prior)
+    tr = result._trace
+    ends = (_ints(np, tr.ends)[:budget] if tr is not None else
+            np.fromiter((s.call_index for s in result.steps[:budget]), dtype=np.int64, count=budget))
+    ends = ends[ends < len(log)]
+    ys = _log_arrays(np, log).prompt[ends]
+    ends, ys = ends[ys > 0], ys[ys > 0]
+    if not len(ys):
+        return overhead, prior, 0
+    prefix = _prefix(np, result)
+    cuts_a = np.asarray(cuts, dtype=np.int64)
+    pos = np.searchsorted(cuts_a, ends, side="left")
+    cut = np.where(pos > 0, cuts_a[np.maximum(pos - 1, 0)], 0) if len(cuts_a) else np.zeros_like(ends)
+    fitted, scale = fit_line((prefix[ends] - prefix[cut]).tolist(), ys.tolist(), prior)
+    return fitted, scale, len(ys)
+
+
+def _fit_loop(result: Result, overhead: int, cuts: Sequence[int], prior: float = 1.0) -> tuple[int, float, int]:
+    """``_fit`` one call at a time (no numpy)."""
     steps = result.model_call_steps
     budget = len(steps) // 10
     xs, ys = [], []
     prefix = prefix_sums(result.token_counts)
+    log = _log_of(result)
     for step in steps[:budget]:
-        m = result.messages[step.call_index] if step.call_index < len(result.messages) else None
+        m = log[step.call_index] if step.call_index < len(log) else None
         if m is None or m.usage is None or not m.usage.prompt_tokens:
             continue
         xs.append(prefix[step.call_index] - prefix[cut_before(cuts, step.call_index)])
@@ -780,10 +993,11 @@ def _fit(result: Result, overhead: int, cuts: Sequence[int], prior: float = 1.0)
 def _warm_start(result: Result) -> int:
     """What the first call found in the cache, as recorded (calibration data: it is the
     first call)."""
-    steps = result.model_call_steps
-    if not steps or steps[0].call_index >= len(result.messages):
+    if _calls_in(result) == 0:
         return 0
-    u = result.messages[steps[0].call_index].usage
+    log = _log_of(result)
+    end = result.steps[0].call_index
+    u = log[end].usage if end < len(log) else None
     return u.cache_read_tokens if u is not None else 0
 
 
@@ -854,9 +1068,10 @@ def cost(result: Result, pricing: Pricing | str | None = None, *, calibrate: boo
         notes.append(f"{p.model or p.name} does not re-send earlier thinking "
                      + ("(thoughts are never sent back)" if kept == "none" else "once a new user turn starts")
                      + ": it is not billed as input")
-    if not cuts and facts is not None:
-        with_, without = (_price_fast(result, p, overhead, scale, flag, cuts, warm, facts, resets, kept)
-                          for flag in (True, False))
+    if facts is not None:
+        with paused_gc():  # arrays and a few lists, no cycles: nothing for the collector to find
+            with_, without = (_price_fast(result, p, overhead, scale, flag, cuts, warm, facts, resets, kept)
+                              for flag in (True, False))
     else:
         with_, without = (_price_loop(result, p, overhead, scale, flag, cuts, warm, resets, kept)
                           for flag in (True, False))
@@ -881,7 +1096,6 @@ def _with_media(result: Result, p: Pricing) -> tuple[Result, str | None]:
     from bisect import bisect_right
 
     from .media import ASSUMED, media_corrections
-    from .result import Trace
 
     msgs = result._seen or result.messages
     fix = media_corrections(msgs, result.token_counts, _provider(p))
@@ -915,7 +1129,9 @@ def _with_media(result: Result, p: Pricing) -> tuple[Result, str | None]:
     if trace is not None:
         prefix = [trace.prefix[k] + cum[bisect_right(order, k - 1)] for k in range(len(trace.prefix))]
         saved = array("q", (sv + changed_fix(trace.ends[a]) for a, sv in zip(trace.at, trace.saved)))
-        trace = Trace(trace.ends, tuple(prefix), trace.at, trace.low, trace.high, saved)
+        each = array("q", (sv + grown for sv, grown in zip(trace.changed_saved, accumulate(
+            fix.get(i, 0) for i in trace.changed))))  # running totals: each cleared image's fix adds up
+        trace = trace._replace(prefix=tuple(prefix), saved=saved, changed_saved=each)
     billed = sum(fix.values())
     note = (f"{len(fix)} message(s) with images, PDFs or audio counted as {_provider(p)} bills them (images by "
             f"their pixels, PDFs by their pages, audio by its length): {billed:+,} tokens against their base64 text; "
@@ -924,15 +1140,21 @@ def _with_media(result: Result, p: Pricing) -> tuple[Result, str | None]:
                    steps=tuple(steps), _trace=trace), note
 
 
+_one_hour_kept: KeptFor[bool] = KeptFor(4)
+
+
 def _writes_one_hour(messages: Sequence[Message]) -> bool:
-    """Whether most of what the log wrote to the cache was written for an hour."""
-    total = one_h = 0
-    for i in _log_facts(messages)[1]:  # the messages that recorded usage, found once per transcript
-        u = messages[i].usage
-        if u is not None:
-            total += u.cache_write_tokens
-            one_h += min(u.cache_write_1h_tokens, u.cache_write_tokens)
-    return total > 0 and 2 * one_h > total
+    """Whether most of what the log wrote to the cache was written for an hour (read
+    once per transcript)."""
+    def read() -> bool:
+        total = one_h = 0
+        for i in _log_facts(messages)[1]:  # the messages that recorded usage
+            u = messages[i].usage
+            if u is not None:
+                total += u.cache_write_tokens
+                one_h += min(u.cache_write_1h_tokens, u.cache_write_tokens)
+        return total > 0 and 2 * one_h > total
+    return _one_hour_kept.get(messages, read)
 
 
 SYNTHETIC_MODEL = "<synthetic>"

@@ -17,7 +17,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate
+from operator import mul
 
+from ._kept import KeptFor
 from .counters import TokenCounter, count_tokens
 from .model import Message
 
@@ -84,17 +86,17 @@ def fit_line(xs: Sequence[int], ys: Sequence[int], prior: float = 1.0) -> tuple[
     ``prior`` as much as the points leave it unsettled (a ridge: three calls close
     together say little about the slope; fifteen spread over 100,000 tokens say it
     all) and bounded to [0.5, 2]; with fewer than two distinct points, ``prior``."""
-    if len(xs) >= 2 and max(xs) > min(xs):
-        n = len(xs)
-        mx, my = sum(xs) / n, sum(ys) / n
-        sxx = sum((x - mx) ** 2 for x in xs)
-        sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
+    n, sx, sy = len(xs), sum(xs), sum(ys)
+    if n >= 2 and max(xs) > min(xs):
+        # the centred sums from exact integer ones (token counts are ints): one pass in C each
+        sxx = (n * sum(map(mul, xs, xs)) - sx * sx) / n
+        sxy = (n * sum(map(mul, xs, ys)) - sx * sy) / n
         ridge = (PROMPT_NOISE / SCALE_SPREAD) ** 2
         scale = (sxy + ridge * prior) / (sxx + ridge)
         scale = min(MAX_SCALE, max(MIN_SCALE, scale))
     else:
         scale = prior  # one point cannot separate the overhead from the scale
-    return max(0, round(sum(y - scale * x for x, y in zip(xs, ys)) / len(xs))), scale
+    return max(0, round((sy - scale * sx) / n)), scale
 
 
 def cut_before(cuts: Sequence[int], index: int) -> int:
@@ -108,18 +110,30 @@ def prefix_sums(counts: Iterable[int]) -> list[int]:
     return list(accumulate(counts, initial=0))
 
 
+_calibrations: KeptFor[Calibration] = KeptFor(4)
+
+
 def calibrate(messages: Sequence[Message], counter: str | TokenCounter | None = None) -> Calibration:
     """The calibration of one run from its recorded usage (``Usage.prompt_tokens`` on
     the assistant messages): every recorded prompt, and an overhead and a scale fitted
     on at most the first 10 % of calls (by ``counter``, eino's estimate unless given).
-    A log that recorded nothing gives the identity (overhead 0, scale 1), saying so."""
-    from .billing import SYNTHETIC_MODEL, compactions_of
+    A log that recorded nothing gives the identity (overhead 0, scale 1), saying so.
+    Worked out once per transcript (a tuple) and named counter: the app and a sweep
+    calibrate the same run for every setting they replay."""
+    msgs = messages if isinstance(messages, tuple) else tuple(messages)
+    if counter is None or isinstance(counter, str):
+        return _calibrations.get(msgs, lambda: _calibrate(msgs, counter), extra=counter)
+    return _calibrate(msgs, counter)
 
-    msgs = tuple(messages)
+
+def _calibrate(msgs: tuple[Message, ...], counter: str | TokenCounter | None) -> Calibration:
+    from .billing import SYNTHETIC_MODEL, _log_facts
+
+    cuts, recorded = _log_facts(msgs)  # read once per transcript, shared with pricing
     calls = [i for i, m in enumerate(msgs) if m.role == "assistant"]
-    prompts = {i: m.usage.prompt_tokens for i in calls
-               if (m := msgs[i]).usage is not None and m.usage.prompt_tokens > 0 and m.usage.model != SYNTHETIC_MODEL}
-    cuts = compactions_of(msgs)
+    prompts = {i: u.prompt_tokens for i in recorded
+               if (m := msgs[i]).role == "assistant" and (u := m.usage) is not None and u.prompt_tokens > 0
+               and u.model != SYNTHETIC_MODEL}
     from .media import media_corrections, provider_of
     from .windows import run_model
 

@@ -55,7 +55,10 @@ class Trace(NamedTuple):
     array operations instead of a pass over its Step objects: every step's call index,
     the prefix sums of the token counts (``prefix[i]``: the tokens before message i),
     and, for each step that changed something (or the tokens saved), that step, its
-    lowest and highest changed message (-1: none) and the tokens saved after it."""
+    lowest and highest changed message (-1: none) and the tokens saved after it. A
+    replay that changes each message once may also keep every changed message, in the
+    order of the steps (ascending), and the running total of the tokens saved once each
+    is changed (what pricing a compacted run needs)."""
 
     ends: Sequence[int]
     prefix: Sequence[int]
@@ -63,6 +66,8 @@ class Trace(NamedTuple):
     low: Sequence[int]
     high: Sequence[int]
     saved: Sequence[int]
+    changed: Sequence[int] = ()
+    changed_saved: Sequence[int] = ()
 
 
 @dataclass(frozen=True, eq=False)

@@ -442,6 +442,7 @@ def replay(
     at_low = array("q")
     at_high = array("q")
     at_saved = array("q")
+    each_saved = array("q")  # the tokens saved once each of newly_all is cleared (a running total)
 
     with paused_gc():  # tens of thousands of small step tuples, no cycles
         for call in calls:
@@ -465,6 +466,7 @@ def replay(
                     newly_all.extend(newly)
                     for i, c in zip(newly, after_count(msgs, newly)):
                         saved += counts[i] - c
+                        each_saved.append(saved)
                     at.append(len(steps))
                     at_low.append(newly[0])
                     at_high.append(newly[-1])
@@ -477,7 +479,7 @@ def replay(
             prev_call = call
 
     final = ix.output(tuple(newly_all), ph)
-    trace = Trace(array("q", calls), prefix, at, at_low, at_high, at_saved)
+    trace = Trace(array("q", calls), prefix, at, at_low, at_high, at_saved, array("q", newly_all), each_saved)
     return Replay(
         messages=final,
         steps=tuple(steps),

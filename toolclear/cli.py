@@ -35,7 +35,6 @@ from .policies.eino_clear import (
     DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_THRESHOLD,
     ClearToolResultConfig,
-    Reduction,
     reduce_by_tokens,
 )
 from .prices import pricing_for, resolve
@@ -522,7 +521,7 @@ def _run_pricing(args: argparse.Namespace, pricing: Pricing | None, t: Transcrip
 
 
 def _run_policy(t: Transcript, config: Any, args: argparse.Namespace, offloading: ToolResultOffloadingConfig | None,
-                backend: LocalDirBackend | None) -> Reduction | Result:
+                backend: LocalDirBackend | None) -> Result:
     if spec_for(config).offloads:
         if args.replay:
             return replay(t.messages, config, offloading=offloading, backend=backend)
@@ -552,7 +551,7 @@ def _reduce(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
         _tally(tally, result, stderr)
         priced = _run_pricing(args, pricing, t)
         c = cost(result, priced, calibrate=args.calibrate, compactions=[k for k, _ in t.marks]) \
-            if priced is not None and isinstance(result, Result) else None
+            if priced is not None and result.mode == "replay" else None
         if c is not None:
             costs.append((t, c))
         if args.report:
@@ -591,21 +590,20 @@ def _reduce(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
     return 0
 
 
-def _tally(tally: Counter[str], result: Reduction | Result, stderr: IO[str]) -> None:
+def _tally(tally: Counter[str], result: Result, stderr: IO[str]) -> None:
     """Add one conversation's numbers to the summary line; say the reference's notes."""
     tally["cleared"] += len(result.cleared_indices)
     summary = summary_dict(result)
     tally["saved"] += summary["tokens_saved"]
     tally["breaks"] += summary.get("cache_breaks", 0)
-    if isinstance(result, Result) and result.mode == "replay":
+    if result.mode == "replay":
         from .lost import losses
 
         lost = losses(result)
         tally["needed"] += len(lost.needed)
         tally["refetch"] += lost.refetch_tokens
-    if isinstance(result, Result):
-        for note in result.notes:
-            print(f"toolclear: note: {terminal_text(note)}", file=stderr)
+    for note in result.notes:
+        print(f"toolclear: note: {terminal_text(note)}", file=stderr)
     if result.offloads:
         tally["failures"] += sum(1 for r in result.offloads if r is not None and r.error)
         tally["offloaded"] += sum(1 for r in result.offloads if r is not None and r.offloaded)

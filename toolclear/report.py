@@ -15,7 +15,7 @@ from typing import Any, cast
 from ._offload import ToolResultOffloadingConfig
 from .model import Message, MessageStatus, Transcript
 from .policies import spec_for
-from .policies.eino_clear import Reduction, Replay
+from .result import Result
 from .schema import SCHEMA_VERSION, Mode, ReportDict, RowDict, SettingsDict, SummaryDict
 
 __all__ = [
@@ -35,8 +35,6 @@ __all__ = [
     "usd",
     "window_start",
 ]
-
-Result = Reduction | Replay
 
 ROW_FIELDS: tuple[str, ...] = tuple(RowDict.__annotations__)
 """The report's per-message fields, in column order (from ``schema.RowDict``)."""
@@ -72,8 +70,6 @@ def preview(text: str, limit: int = 80) -> str:
 
 def window_start(result: Result) -> int | None:
     """Where the protected window starts (of the final step, for a replay)."""
-    if isinstance(result, Replay):
-        return result.steps[-1].recent_start_index if result.steps else None
     return result.recent_start_index
 
 
@@ -94,15 +90,10 @@ def _reasons(result: Result, start: int | None) -> list[str]:
     whether clearing triggers (the threshold) and where the protected window starts."""
     if not spec_for(result.config).window:
         return _policy_reasons(result)
-    if isinstance(result, Replay):
-        last = result.steps[-1] if result.steps else None
-        total = last.total_tool_result_tokens if last is not None else 0
-        triggered = any(s.triggered for s in result.steps)
-    else:
-        total, triggered = result.total_tool_result_tokens, result.triggered
+    total, triggered = result.total_tool_result_tokens, result.triggered
     threshold = result.config.tool_result_token_threshold
     trigger = f"tool results {total:,} > {threshold:,}" if triggered else f"tool results {total:,} <= {threshold:,}"
-    cleared_at = result.cleared_at if isinstance(result, Replay) else None
+    cleared_at = result.cleared_at if result.mode == "replay" else None
     words = {
         MessageStatus.PROTECTED: f"inside the window (from #{start})",
         MessageStatus.EXCLUDED: "its tool is excluded",
@@ -155,7 +146,7 @@ def message_table(result: Result, transcript: Transcript | None = None) -> dict[
     static = [_static(m) for m in originals]
     statuses = result.statuses
     # single pass clears once, before no particular call: only a replay has call indices
-    cleared_at: list[int | None] = list(result.cleared_at) if isinstance(result, Replay) else [None] * n
+    cleared_at: list[int | None] = list(result.cleared_at) if result.mode == "replay" else [None] * n
     offloaded: list[str | None] = [None] * n
     for r in result.offloads:
         if r is not None and r.offloaded and r.path:
@@ -263,15 +254,7 @@ def summary_dict(result: Result) -> SummaryDict:
     after = result.tokens_after
     statuses = {s._value_: n for s, n in Counter(result.statuses).items()}  # enum hashing, then names
     tool_results = Counter(map(attrgetter("role"), result.messages))["tool"]  # C-speed on long runs
-    if isinstance(result, Replay):
-        last = result.steps[-1] if result.steps else None
-        triggered = any(s.triggered for s in result.steps) if result.mode == "replay" else bool(
-            last and last.triggered)
-        total_tool = last.total_tool_result_tokens if last is not None else 0
-        mode: Mode = "replay" if result.mode == "replay" else "single pass"
-    else:
-        triggered, total_tool = result.triggered, result.total_tool_result_tokens
-        mode = "single pass"
+    mode: Mode = "replay" if result.mode == "replay" else "single pass"
     out: SummaryDict = {
         "mode": mode,
         "messages": len(result.messages),
@@ -283,11 +266,11 @@ def summary_dict(result: Result) -> SummaryDict:
         "cleared": statuses.get(str(MessageStatus.CLEARED), 0),
         "status_counts": dict(sorted(statuses.items())),
         "recent_start_index": window_start(result),
-        "triggered": triggered,
-        "total_tool_result_tokens": total_tool,
+        "triggered": result.triggered,
+        "total_tool_result_tokens": result.total_tool_result_tokens,
         "cleared_indices": list(result.cleared_indices),
     }
-    if isinstance(result, Replay) and result.mode == "replay":
+    if result.mode == "replay":
         out["model_calls"] = len(result.model_call_steps)
         out["cache_breaks"] = result.cache_breaks
         out["tokens_sent"] = result.tokens_sent
@@ -317,7 +300,7 @@ def report_dict(
         out["source"] = transcript.source
         out["format"] = transcript.format
         out["conversation"] = transcript.id
-    if isinstance(result, Replay):
+    if result.steps:
         out["steps"] = [
             {
                 "call_index": s.call_index,

@@ -102,6 +102,8 @@ class Result:
     """The statuses, or how to work them out when first asked (a live call never asks)."""
     _counts_after: tuple[int, ...] | Callable[[], tuple[int, ...]] | None = field(default=None, repr=False)
     _trace: Trace | None = field(default=None, repr=False)
+    _changed: tuple[int, ...] | None = field(default=None, repr=False)
+    """The changed messages when the policy knew them (else read from ``cleared_at``)."""
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled with its statuses worked out (the lazy form is a closure)."""
@@ -119,6 +121,8 @@ class Result:
     @cached_property
     def cleared_indices(self) -> tuple[int, ...]:
         """Messages the policy changed at some step (cleared, masked, truncated)."""
+        if self._changed is not None:
+            return self._changed
         return tuple(i for i, c in enumerate(self.cleared_at) if c is not None)
 
     @property
@@ -169,6 +173,31 @@ class Result:
     @property
     def tokens_after(self) -> int:
         return sum(self.token_counts_after)
+
+    @property
+    def tokens_saved(self) -> int:
+        """Tokens the policy took out of the history (of the final step, for a replay)."""
+        return self.tokens_before - self.tokens_after
+
+    @property
+    def triggered(self) -> bool:
+        """The policy's trigger fired (at some call of a replay)."""
+        return any(s.triggered for s in self.steps)
+
+    @property
+    def recent_start_index(self) -> int | None:
+        """(eino's clear policy) where the protected window of the final step starts;
+        None when the policy has no window or it did not trigger."""
+        return self.steps[-1].recent_start_index if self.steps else None
+
+    @property
+    def total_tool_result_tokens(self) -> int:
+        """(eino's clear policy) the tool-result total the final step's trigger compared."""
+        return self.steps[-1].total_tool_result_tokens if self.steps else 0
+
+    @property
+    def tool_result_count(self) -> int:
+        return sum(1 for m in self.messages if m.role == "tool")
 
 
 Replay = Result

@@ -188,6 +188,43 @@ def test_nothing_outside_the_policies_asks_a_config_its_class() -> None:
     assert not offenders, offenders
 
 
+def test_one_result_type_for_every_policy_and_mode() -> None:
+    """``Result`` is the one result: eino's single pass (``reduce_by_tokens``, with and
+    without offloading), ``apply`` and ``replay`` of every policy give it, and nothing in
+    toolclear asks a result its class (a replay and a single pass differ by ``mode``)."""
+    from toolclear.policies.eino_clear import Reduction
+
+    assert Reduction is tc.Result and tc.Replay is tc.Result
+    runs = (tuple(tc.load_all(p)[0].messages) for p in CORPUS_FILES)
+    msgs = next(m for m in runs if sum(x.role == "tool" for x in m) >= 5)
+    results = [tc.reduce_by_tokens(msgs, tc.ClearToolResultConfig(0, 0)),
+               tc.reduce_by_tokens(msgs, tc.ClearToolResultConfig(0, 0),
+                                   offloading=tc.ToolResultOffloadingConfig(offloading_token_limit=10))]
+    for spec in registered():
+        config = spec.config()
+        backend = tc.MemoryBackend() if spec.needs_backend(config) else None
+        results += [tc.apply(msgs, config, backend=backend), tc.replay(msgs, config, backend=backend)]
+    for r in results:
+        assert type(r) is tc.Result
+        assert r.mode in ("replay", "single pass")
+        assert r.cleared_indices == tuple(i for i, c in enumerate(r.cleared_at) if c is not None)
+        assert r.tokens_saved == r.tokens_before - r.tokens_after
+        assert r.triggered == any(s.triggered for s in r.steps)
+    single = results[0]
+    assert single.mode == "single pass" and len(single.steps) == 1 and single.steps[0].call_index == len(msgs)
+    assert single.steps[0].context_tokens == single.tokens_after and single.cleared_indices
+    assert single.recent_start_index == single.steps[0].recent_start_index is not None
+    kinds = ("Result", "Replay", "Reduction")
+    offenders = []
+    for path in sorted((ROOT / "toolclear").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "isinstance":
+                named = {getattr(n, "id", getattr(n, "attr", "")) for n in ast.walk(node.args[1])}
+                if named & set(kinds):
+                    offenders.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
+    assert not offenders, offenders
+
+
 def test_the_cli_does_not_import_the_app() -> None:
     used = imports_of(ROOT / "toolclear" / "cli.py", "toolclear")
     assert not [m for m in used if m.startswith("toolclear.inspector")], used

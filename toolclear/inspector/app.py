@@ -361,7 +361,7 @@ def render_metrics(summary: schema.SummaryDict, mode: schema.Mode) -> None:
                          f"{unreduced:,} without the policy, {sent:,} with it.")
 
 
-def render_usage(result: tc.Result | tc.Reduction, t: tc.Transcript, config: tc.ClearToolResultConfig, start: int | None) -> None:
+def render_usage(result: tc.Result, t: tc.Transcript, config: tc.ClearToolResultConfig, start: int | None) -> None:
     if len(t.messages) > charts.MAX_COLUMNS:
         # a long run: one SVG of columns (plotly would take ~100 ms per slider move to redraw);
         # it holds only numbers and status names, nothing from the transcript
@@ -428,7 +428,7 @@ def render_replay(rp: tc.Replay, t: tc.Transcript) -> None:
                "call whose reply used a name only a cleared result still held (a loss).")
 
 
-def render_table(t: tc.Transcript, result: tc.Result | tc.Reduction) -> None:
+def render_table(t: tc.Transcript, result: tc.Result) -> None:
     df = pd.DataFrame(report.message_table(result, t), columns=list(report.ROW_FIELDS))
     needed_later = _needed_later(result)
     if needed_later:
@@ -459,7 +459,7 @@ def render_table(t: tc.Transcript, result: tc.Result | tc.Reduction) -> None:
     st.session_state["_table_index"] = view["index"].tolist()
     order = ["index", "role", "tool_name", "tokens_before", "tokens_after", "status", "why", "in_window",
              "preview", "tool_call_id", "origin"]
-    if isinstance(result, tc.Replay):
+    if result.mode == "replay":
         order.insert(7, "cleared_at_call")
     if needed_later:
         order.insert(8, "needed_later")
@@ -490,9 +490,9 @@ def render_table(t: tc.Transcript, result: tc.Result | tc.Reduction) -> None:
     render_detail(t, result)
 
 
-def _needed_later(result: tc.Result | tc.Reduction) -> dict[int, str]:
+def _needed_later(result: tc.Result) -> dict[int, str]:
     """Per needed message: "at call k: term, term" (its first loss, and how many more)."""
-    if not isinstance(result, tc.Result) or result.mode != "replay":
+    if result.mode != "replay":
         return {}
     out = {}
     lost = losses_of(result)
@@ -503,7 +503,7 @@ def _needed_later(result: tc.Result | tc.Reduction) -> dict[int, str]:
     return out
 
 
-def render_detail(t: tc.Transcript, result: tc.Result | tc.Reduction) -> None:
+def render_detail(t: tc.Transcript, result: tc.Result) -> None:
     n = len(t.messages)
     if n == 0:
         return
@@ -606,7 +606,7 @@ def render_sweep(t: tc.Transcript, config: tc.ClearToolResultConfig, mode: schem
                 "trade-off: each clearing call breaks the prompt cache.")
 
 
-def render_export(t: tc.Transcript, result: tc.Result | tc.Reduction, config: tc.ClearToolResultConfig,
+def render_export(t: tc.Transcript, result: tc.Result, config: tc.ClearToolResultConfig,
                   offloading: tc.ToolResultOffloadingConfig | None, backend: Any, mode: schema.Mode,
                   conversations: int = 1) -> None:
     stem = Path(t.source).name or "transcript"
@@ -749,7 +749,7 @@ def _results(t: tc.Transcript, digest: str, counter: str, offloading: tc.ToolRes
     mode: schema.Mode = st.session_state.mode
     backend = tc.MemoryBackend() if offloading else None
     rp: tc.Result | None = None
-    result: tc.Result | tc.Reduction
+    result: tc.Result
     if mode == "replay":
         rp = tc.replay(t.messages, config, offloading=offloading, backend=backend,
                        calibration=sent_calibration(t, counter))

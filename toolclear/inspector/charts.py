@@ -13,14 +13,12 @@ from typing import Any
 
 from ..model import Message, MessageStatus
 from ..policies import spec_for
-from ..policies.eino_clear import Reduction, Replay
 from ..report import display_text, window_start
+from ..result import Replay, Result
 from ..sweep import Sweep
 
 __all__ = ["MAX_COLUMNS", "STATUS_COLORS", "SVG_COLUMNS", "heatmap_figure", "replay_figure", "usage_figure",
            "usage_svg"]
-
-Result = Reduction | Replay
 
 STATUS_COLORS = {
     "protected": "#2ca02c",

@@ -94,7 +94,7 @@ def render_cost_headline(result: Any, pricing: tc.Pricing | None, calibrate: boo
     """Dollars with and without the policy, and the difference, beside the tokens."""
     if pricing is None:
         return None
-    if not isinstance(result, tc.Result) or result.mode != "replay":
+    if result.mode != "replay":
         st.caption("Set **Mode** to *replay* to see what the run costs: money is counted per model call.")
         return None
     c = _cost(result, pricing, calibrate, t)

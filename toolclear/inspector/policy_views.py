@@ -227,7 +227,7 @@ terms takes seconds there, too long to pay on every slider move."""
 
 def losses_of(result: Any) -> Any:
     """The result's losses, or None while a long run's have not been asked for."""
-    if not isinstance(result, tc.Result) or result.mode != "replay":
+    if result.mode != "replay":
         return None
     if len(result.messages) > LOSSES_AUTO_LIMIT and not st.session_state.get("_losses_on"):
         return None
@@ -238,10 +238,10 @@ def _want_losses() -> None:
     st.session_state["_losses_on"] = True
 
 
-def render_losses(result: tc.Result | tc.Reduction, mode: schema.Mode) -> Any:
+def render_losses(result: tc.Result, mode: schema.Mode) -> Any:
     """The headline of what the policy lost: of the results it changed, how many the
     agent used later (replay only: a single pass has no later calls)."""
-    if mode != "replay" or not isinstance(result, tc.Result):
+    if mode != "replay" or result.mode != "replay":
         return None
     lost = losses_of(result)
     if lost is None:

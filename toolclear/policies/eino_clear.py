@@ -20,11 +20,10 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
-from itertools import accumulate
+from dataclasses import dataclass
+from itertools import accumulate, repeat
 from typing import Any
 
 from .._gc import paused_gc
@@ -33,7 +32,7 @@ from .._offload import OffloadRecord, StorageBackend, ToolResultOffloadingConfig
 from ..counters import DEFAULT_COUNTER, TokenCounter, count_tokens, counter_name, get_counter, is_builtin
 from ..errors import ConfigError
 from ..model import Message, MessageStatus
-from ..result import Replay, ReplayStep, Trace
+from ..result import Replay, ReplayStep, Result, Trace
 from ._export import go_int, go_str
 from ._spec import Knob, PolicySpec, Preset
 
@@ -211,6 +210,14 @@ def sequence_index(messages: tuple[Message, ...], counter: TokenCounter) -> Sequ
                         getattr(counter, "name", counter))
 
 
+_calling_kept: KeptFor[frozenset[int]] = KeptFor(8)
+
+
+def _calling(messages: Sequence[Message]) -> frozenset[int]:
+    """The messages that carry tool calls, found once per transcript."""
+    return _calling_kept.get(messages, lambda: frozenset(i for i, m in enumerate(messages) if m.tool_calls))
+
+
 def cleared_counter(counter: TokenCounter, placeholder: str) -> Callable[[Sequence[Message], Sequence[int]], list[int]]:
     """A function giving the tokens of listed messages once cleared. A built-in counter
     sees only content and arguments, so a cleared result without tool calls always
@@ -220,9 +227,11 @@ def cleared_counter(counter: TokenCounter, placeholder: str) -> Callable[[Sequen
 
         def builtin(messages: Sequence[Message], indices: Sequence[int]) -> list[int]:
             out = [fixed] * len(indices)
-            for k, i in enumerate(indices):
-                if messages[i].tool_calls:
-                    out[k] = count_tokens((messages[i].replaced(placeholder),), counter)[0]
+            hits = _calling(messages).intersection(indices)
+            if hits:  # the rare results that carry tool calls count them too
+                for k, i in enumerate(indices):
+                    if i in hits:
+                        out[k] = count_tokens((messages[i].replaced(placeholder),), counter)[0]
             return out
 
         return builtin
@@ -281,55 +290,8 @@ def statuses_of(
     return tuple(out)
 
 
-@dataclass(frozen=True, eq=False)
-class Reduction:
-    """What one run of the policy did. The input is untouched; ``messages`` is new.
-
-    ``statuses`` and ``token_counts_after`` are worked out on first use.
-    """
-
-    messages: tuple[Message, ...]
-    token_counts: tuple[int, ...]
-    """Tokens of each input message (as the policy saw it, after any offloading)."""
-    total_tool_result_tokens: int
-    triggered: bool
-    recent_start_index: int | None
-    cleared_indices: tuple[int, ...]
-    config: ClearToolResultConfig = field(repr=False)
-    offloads: tuple[OffloadRecord | None, ...] = field(default=(), repr=False)
-    """Per message, what offloading did (empty when offloading was off)."""
-    token_counts_original: tuple[int, ...] = field(default=(), repr=False)
-    """Tokens of each input message before offloading (equals token_counts without it)."""
-    _seen: tuple[Message, ...] = field(default=(), repr=False)
-    _index: SequenceIndex | None = field(default=None, repr=False)
-
-    @cached_property
-    def statuses(self) -> tuple[MessageStatus, ...]:
-        """Per message: protected, cleared, already cleared, excluded, offloaded or kept."""
-        return statuses_of(self._seen, self.config, self.triggered, self.recent_start_index or 0,
-                           self.cleared_indices, self.offloads,
-                           self._index.tool_positions if self._index is not None else None)
-
-    @cached_property
-    def token_counts_after(self) -> tuple[int, ...]:
-        """Tokens of each output message."""
-        return counts_after(self.token_counts, self._seen, self.cleared_indices, self.config)
-
-    @property
-    def tokens_before(self) -> int:
-        return sum(self.token_counts_original or self.token_counts)
-
-    @property
-    def tokens_after(self) -> int:
-        return sum(self.token_counts_after)
-
-    @property
-    def tokens_saved(self) -> int:
-        return self.tokens_before - self.tokens_after
-
-    @property
-    def tool_result_count(self) -> int:
-        return sum(1 for m in self.messages if m.role == "tool")
+Reduction = Result
+"""The earlier name of a single pass's result: one ``Result`` type for every policy and mode."""
 
 
 def _prepared(messages: Sequence[Message], config: ClearToolResultConfig | None,
@@ -366,16 +328,35 @@ def reduce_by_tokens(
     ph = config.placeholder
     tool_idx, total = ix.tools(ph)
     triggered = bool(msgs) and total > config.tool_result_token_threshold
-    if not triggered:
-        return Reduction(msgs, counts, total, False, None, (), config, records, before, msgs, ix)
-    start = ix.window_start(len(msgs), config.keep_recent_tokens)
-    candidates = tool_idx[: bisect_left(tool_idx, start)]
-    if config.exclude_tools:
-        excluded = frozenset(config.exclude_tools)
-        cleared = tuple([i for i in candidates if msgs[i].tool_name not in excluded])
-    else:
-        cleared = tuple(candidates)
-    return Reduction(ix.output(cleared, ph), counts, total, True, start, cleared, config, records, before, msgs, ix)
+    n = len(msgs)
+    start: int | None = None
+    cleared: tuple[int, ...] = ()
+    if triggered:
+        start = ix.window_start(n, config.keep_recent_tokens)
+        candidates = tool_idx[: bisect_left(tool_idx, start)]
+        if config.exclude_tools:
+            excluded = frozenset(config.exclude_tools)
+            cleared = tuple([i for i in candidates if msgs[i].tool_name not in excluded])
+        else:
+            cleared = tuple(candidates)
+    after_cleared = cleared_counter(counter, ph)(msgs, cleared) if cleared else []
+    saved = sum(map(counts.__getitem__, cleared)) - sum(after_cleared)
+    cleared_at: list[int | None] = [None] * n
+    deque(map(cleared_at.__setitem__, cleared, repeat(n)), maxlen=0)  # each cleared one: at the one call
+
+    def after() -> tuple[int, ...]:
+        out = list(counts)
+        deque(map(out.__setitem__, cleared, after_cleared), maxlen=0)
+        return tuple(out)
+    # the one step: the call after the last message, as a replay's final step
+    unreduced = ix.prefix[n] if before is counts else sum(before)
+    step = ReplayStep(n, cleared, ix.prefix[n] - saved, unreduced, False, total, triggered, start)
+    return Result(
+        messages=ix.output(cleared, ph) if cleared else msgs, steps=(step,), token_counts=counts,
+        cleared_at=tuple(cleared_at), config=config, offloads=records, token_counts_original=before,
+        mode="single pass", _seen=msgs, _changed=cleared, _counts_after=after,
+        _statuses=lambda: statuses_of(msgs, config, triggered, start or 0, cleared, records, ix.tool_positions),
+    )
 
 
 # ------------------------------------------------------------------ the replay
@@ -541,19 +522,9 @@ def go_snippet(
     return "\n".join(notes + [body]).rstrip() + "\n"
 
 
-def single_pass(messages: Sequence[Message], config: ClearToolResultConfig, **kw: Any) -> Replay:
-    """One run of the policy (``reduce_by_tokens``) as a ``Result``: one step, the call
-    after the last message."""
-    r = reduce_by_tokens(messages, config, **kw)
-    total = sum(r.token_counts_original or r.token_counts)
-    step = ReplayStep(len(r.messages), tuple(r.cleared_indices), sum(r.token_counts_after), total, False,
-                      r.total_tool_result_tokens, r.triggered, r.recent_start_index if r.triggered else None)
-    cleared_at: list[int | None] = [None] * len(r.messages)
-    for i in r.cleared_indices:
-        cleared_at[i] = len(r.messages)
-    return Replay(messages=r.messages, steps=(step,), token_counts=r.token_counts, cleared_at=tuple(cleared_at),
-                  config=config, offloads=r.offloads, token_counts_original=r.token_counts_original,
-                  mode="single pass", _statuses=lambda: r.statuses, _counts_after=r.token_counts_after)
+def single_pass(messages: Sequence[Message], config: ClearToolResultConfig, **kw: Any) -> Result:
+    """One run of the policy (``reduce_by_tokens``): one step, the call after the last message."""
+    return reduce_by_tokens(messages, config, **kw)
 
 
 class EinoClearEngine:

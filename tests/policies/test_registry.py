@@ -188,6 +188,17 @@ def test_nothing_outside_the_policies_asks_a_config_its_class() -> None:
     assert not offenders, offenders
 
 
+def test_the_built_in_names_are_the_literals() -> None:
+    """``PolicyName`` and ``PresetName`` (what type checkers see) are the registry's own."""
+    from typing import get_args
+
+    from toolclear.policies import PolicyName, PresetName
+
+    assert get_args(PolicyName) == tuple(s.name for s in BUILT_IN)
+    assert get_args(PresetName) == tuple(p.name for s in BUILT_IN for p in s.presets)
+    assert set(get_args(PresetName)) <= set(preset_names())
+
+
 def test_one_result_type_for_every_policy_and_mode() -> None:
     """``Result`` is the one result: eino's single pass (``reduce_by_tokens``, with and
     without offloading), ``apply`` and ``replay`` of every policy give it, and nothing in

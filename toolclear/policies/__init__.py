@@ -11,23 +11,28 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal, get_args
 
 from ..errors import ConfigError
 from . import anthropic, eino_clear, eino_reduction, langchain, masking
 from ._spec import Knob, PolicyInfo, PolicySpec, Preset, SliderUnit
 
-__all__ = ["BUILT_IN", "ENTRY_POINT_GROUP", "Knob", "PolicyInfo", "PolicySpec", "Preset", "SliderUnit",
-           "plugin_for", "plugins", "preset_named", "preset_names", "register", "registered", "spec_for",
-           "unregister"]
+__all__ = ["BUILT_IN", "ENTRY_POINT_GROUP", "Knob", "PolicyInfo", "PolicyName", "PolicySpec", "Preset", "PresetName",
+           "SliderUnit", "plugin_for", "plugins", "preset_named", "preset_names", "register", "registered",
+           "spec_for", "unregister"]
 
 ENTRY_POINT_GROUP = "toolclear.policies"
+
+PolicyName = Literal["eino", "eino-reduction", "anthropic", "langchain", "masking"]
+"""toolclear's own policy families, by the name each ``SPEC`` gives (a plugin adds its own)."""
+PresetName = Literal["eino", "eino-reduction", "anthropic", "langchain", "masking", "openhands", "swe-agent"]
+"""What ``--policy`` and the app's picker take for the built-in policies (a family's presets)."""
 
 BUILT_IN: tuple[PolicySpec, ...] = (eino_clear.SPEC, eino_reduction.SPEC, anthropic.SPEC, langchain.SPEC, masking.SPEC)
 """toolclear's own policies, in the order the app and the CLI list them."""
 
 _ADDED: dict[str, PolicySpec] = {}
-_UNITS = ("tokens", "lc_tokens", "rd_tokens", "rounds", "uses", "messages", "steps")
+_UNITS = get_args(SliderUnit)
 
 
 _LOADED: dict[str, PolicySpec] | None = None

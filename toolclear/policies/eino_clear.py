@@ -151,7 +151,7 @@ class SequenceIndex:
         self.seq = seq
         self.counts = counts
         self.prefix = (0, *accumulate(counts))
-        self._tools: dict[str, tuple[list[int], int]] = {}
+        self._tools: dict[Any, tuple[list[int], int]] = {}
         self._outputs: OrderedDict[Any, tuple[Message, ...]] = OrderedDict()
         self._tool_positions: list[int] | None = None
 
@@ -173,6 +173,16 @@ class SequenceIndex:
                 self._tools.clear()
             self._tools[placeholder] = hit
         return hit
+
+    def tool_sum(self, placeholder: str, k: int) -> int:
+        """The tokens of the first ``k`` of ``tools(placeholder)``."""
+        key = ("sums", placeholder)
+        sums = self._tools.get(key)
+        if sums is None:
+            idx = self.tools(placeholder)[0]
+            sums = (list(accumulate((self.counts[i] for i in idx), initial=0)), 0)
+            self._tools[key] = sums
+        return sums[0][k]
 
     def window_start(self, end: int, keep: int, lo: int = 0) -> int:
         return window_start(self.prefix, end, keep, lo)
@@ -340,7 +350,9 @@ def reduce_by_tokens(
         else:
             cleared = tuple(candidates)
     after_cleared = cleared_counter(counter, ph)(msgs, cleared) if cleared else []
-    saved = sum(map(counts.__getitem__, cleared)) - sum(after_cleared)
+    before_cleared = ix.tool_sum(ph, len(cleared)) if not config.exclude_tools else sum(
+        map(counts.__getitem__, cleared))
+    saved = before_cleared - sum(after_cleared)
     cleared_at: list[int | None] = [None] * n
     deque(map(cleared_at.__setitem__, cleared, repeat(n)), maxlen=0)  # each cleared one: at the one call
 

@@ -388,6 +388,8 @@ class _LogArrays(NamedTuple):
     billed: Any
     """An API call the provider billed: an assistant message with a prompt, not made up
     by the client (Claude Code's ``<synthetic>`` replies)."""
+    assistant: Any
+    """The assistant messages (each a model call)."""
 
 
 _log_arrays_kept: KeptFor[_LogArrays] = KeptFor(4)
@@ -410,7 +412,8 @@ def _log_arrays(np: Any, messages: Sequence[Message]) -> _LogArrays:
             read[at] = [u.cache_read_tokens for u in usage]
             billed[at] = [messages[i].role == "assistant" and u.model != SYNTHETIC_MODEL and u.prompt_tokens > 0
                           for i, u in zip(at, usage)]
-        return _LogArrays(time, out, prompt, read, billed)
+        assistant = np.fromiter((m.role == "assistant" for m in messages), dtype=bool, count=n)
+        return _LogArrays(time, out, prompt, read, billed, assistant)
     return _log_arrays_kept.get(messages, read)
 
 

@@ -127,13 +127,21 @@ def calibrate(messages: Sequence[Message], counter: str | TokenCounter | None = 
 
 
 def _calibrate(msgs: tuple[Message, ...], counter: str | TokenCounter | None) -> Calibration:
-    from .billing import SYNTHETIC_MODEL, _log_facts
+    from .billing import SYNTHETIC_MODEL, _log_arrays, _log_facts, _numpy
 
     cuts, recorded = _log_facts(msgs)  # read once per transcript, shared with pricing
-    calls = [i for i, m in enumerate(msgs) if m.role == "assistant"]
-    prompts = {i: u.prompt_tokens for i in recorded
-               if (m := msgs[i]).role == "assistant" and (u := m.usage) is not None and u.prompt_tokens > 0
-               and u.model != SYNTHETIC_MODEL}
+    np = _numpy()
+    calls: list[int]
+    if np is not None:  # the log's usage as arrays, also read once per transcript
+        la = _log_arrays(np, msgs)
+        calls = np.flatnonzero(la.assistant).tolist()
+        billed = np.flatnonzero(la.billed)
+        prompts = dict(zip(billed.tolist(), la.prompt[billed].tolist()))
+    else:
+        calls = [i for i, m in enumerate(msgs) if m.role == "assistant"]
+        prompts = {i: u.prompt_tokens for i in recorded
+                   if (m := msgs[i]).role == "assistant" and (u := m.usage) is not None and u.prompt_tokens > 0
+                   and u.model != SYNTHETIC_MODEL}
     from .media import media_corrections, provider_of
     from .windows import run_model
 
@@ -145,12 +153,13 @@ def _calibrate(msgs: tuple[Message, ...], counter: str | TokenCounter | None) ->
     if not prompts:
         return Calibration(cuts=cuts, notes=("the log recorded no usage: tokens are the transcript's", *media_note),
                            media=media)
-    if media:
-        counts = [max(0, c + media.get(i, 0)) for i, c in enumerate(counts)]
-    prefix = prefix_sums(counts)
     budget = max(1, len(calls) // 10)
     # the first 10 % of calls; if none of them recorded, the first recorded ones
     chosen = [i for i in calls[:budget] if i in prompts] or sorted(prompts)[:budget]
+    head = counts[: max(chosen) + 1]  # the fit reads no further
+    if media:
+        head = [max(0, c + media.get(i, 0)) for i, c in enumerate(head)]
+    prefix = prefix_sums(head)
     xs = [prefix[i] - prefix[cut_before(cuts, i)] for i in chosen]
     ys = [prompts[i] for i in chosen]
     overhead, scale = fit_line(xs, ys)

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ._kept import KeptFor
 from .errors import ConfigError, CounterUnavailableError
 from .model import OMITTED, Message, utf8_len
 
@@ -347,6 +348,17 @@ def count_tokens(
     fn = get_counter(counter)
     named = isinstance(fn, _NamedCounter)
     key: Any = fn.name if isinstance(fn, _NamedCounter) else _CUSTOM
+    if named:  # the same transcript (a tuple) again: its counts as a whole
+        return _counted.get(messages, lambda: _count(messages, fn, key, named, progress), extra=key)
+    return _count(messages, fn, key, named, progress)
+
+
+_counted: KeptFor[tuple[int, ...]] = KeptFor(8)
+
+
+def _count(messages: Sequence[Message], fn: TokenCounter, key: Any, named: bool,
+           progress: Callable[[float], None] | None) -> tuple[int, ...]:
+    """The counts, from each message's memo where it has one."""
     if named:
         out = [m._memo.get(key) for m in messages]
     else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from ._kept import KeptFor
 from .model import Message
 
 __all__ = ["CONTEXT_WINDOWS", "context_window", "run_context_window", "run_model"]
@@ -42,10 +43,16 @@ def context_window(model: str) -> int | None:
     return None
 
 
+_models: KeptFor[str] = KeptFor(8)
+
+
 def run_model(messages: Sequence[Message]) -> str:
-    """The model most of the run's recorded calls name ('' when none is recorded)."""
-    names = Counter(m.usage.model for m in messages if m.usage is not None and m.usage.model)
-    return names.most_common(1)[0][0] if names else ""
+    """The model most of the run's recorded calls name ('' when none is recorded); read
+    once per transcript."""
+    def read() -> str:
+        names = Counter(m.usage.model for m in messages if m.usage is not None and m.usage.model)
+        return names.most_common(1)[0][0] if names else ""
+    return _models.get(messages, read)
 
 
 def run_context_window(messages: Sequence[Message]) -> int | None:

@@ -186,8 +186,8 @@ def calibrating() -> list[Row]:
     t_recompute, _ = timed(recalibration, repeat=5)
     t_again, _ = timed(lambda: tc.calibrate(msgs), repeat=5)
     rows: list[Row] = [
-        (f"calibrate a {calls:,}-call run ({'fitted' if cal.fitted else 'not fitted'}), first time for it "
-         "(scans its text for images, reads its usage)", ms(t_first),
+        (f"calibrate a {calls:,}-call real run{'' if cal.fitted else ' (not fitted)'}, first time (reads it)",
+         ms(t_first),
          f"{100 * t_first / t_cold_replay:.0f} % of the transcript's first replay ({ms(t_cold_replay)}), once"),
         ("  calibrate it, the transcript already read", ms(t_recompute),
          f"{100 * t_recompute / t_replay:.0f} % of its replay (<= 10 %)"),

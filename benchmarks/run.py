@@ -128,7 +128,7 @@ def costing(msgs: tuple[Message, ...]) -> list[Row]:
     itself. Both read what is per transcript (the replay its token counts and index,
     pricing where the log compacted and which calls recorded usage) once and keep it;
     the last row is the first pricing of a transcript, that read included."""
-    from toolclear import billing
+    from toolclear import logfacts
 
     rows: list[Row] = []
     first: tuple[float, Any] | None = None
@@ -144,7 +144,7 @@ def costing(msgs: tuple[Message, ...]) -> list[Row]:
             rows.append((f"cost of a {len(rp.model_call_steps):,}-call replay: {name}, {preset}", ms(t_cost),
                          f"{100 * t_cost / t_replay:.0f} % of that replay (<= 10 %)"))
     assert first is not None
-    billing._log_facts_kept.clear()
+    logfacts._log_facts_kept.clear()
     t_first, _ = timed(lambda: tc.cost(first[1], "claude-sonnet-4-5"))
     rows.append(("  eino clear, the first pricing of a transcript (reads compactions, usage)", ms(t_first),
                  f"{100 * t_first / first[0]:.0f} % of that replay, once"))
@@ -154,9 +154,9 @@ def costing(msgs: tuple[Message, ...]) -> list[Row]:
 
 def _forget_transcripts() -> None:
     """Drop what pricing and calibration keep per transcript (not the token counts)."""
-    from toolclear import billing, calibration, media
+    from toolclear import calibration, logfacts, media
 
-    for kept in (billing._log_facts_kept, billing._log_arrays_kept, billing._one_hour_kept, billing._resets_kept,
+    for kept in (logfacts._log_facts_kept, logfacts._log_arrays_kept, logfacts._one_hour_kept, logfacts._resets_kept,
                  calibration._calibrations, media._facts_kept):
         kept.clear()
 

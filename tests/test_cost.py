@@ -7,11 +7,10 @@ import dataclasses
 import math
 from datetime import datetime, timedelta, timezone
 
-import numpy as np
 import pytest
 
 import toolclear as tc
-from toolclear.billing import compactions_of
+from toolclear.logfacts import compactions_of
 from toolclear.report import usd
 
 from .conftest import CORPUS_FILES, corpus_id
@@ -207,103 +206,6 @@ def test_calibrated_model_within_15_percent_of_claude_code_sessions(path) -> Non
     assert compactions_of(t.messages) == tuple(k for k, _ in t.marks)  # found without the marks too
 
 
-KINDS = [ANTHROPIC, OPENAI, tc.Pricing(input=1.0, output=2.0, cache_read=0.25, cache="gemini", min_cacheable=200),
-         # a system prompt long enough to cache: what survives a compaction or a change below it
-         tc.Pricing(input=1.0, output=2.0, cache_read=0.25, cache="gemini", min_cacheable=200, overhead_tokens=400),
-         tc.Pricing(input=1.0, output=2.0, cache="none"),
-         tc.Pricing(input=1.0, output=2.0, cache_write=1.25, cache_read=0.1, cache="anthropic", min_cacheable=150,
-                    overhead_tokens=400),
-         # a long-context tier: calls past 1,500 prompt tokens pay it for all their tokens
-         tc.Pricing(input=1.0, output=2.0, cache_write=1.25, cache_read=0.1, cache="anthropic", min_cacheable=150,
-                    long_context_from=1_500, long=(2.0, 3.0, 2.5, 0.2, None))]
-
-
-# seed 30 holds a run whose changes, counted from the compactions, come out of call order
-@pytest.mark.parametrize("seed", sorted({*range(int(__import__("os").environ.get("TOOLCLEAR_COST_SEEDS", "6"))), 30}))
-def test_fast_pricing_equals_the_call_by_call_reference(seed) -> None:
-    """numpy over all calls gives what the reference (one call at a time, the cache as a
-    stack of entries) gives: every policy, every cache kind, with and without times,
-    resets and compactions."""
-    import random
-
-    from toolclear import billing as cost_mod
-
-    from .policies.test_all_policies import POLICIES
-    from .policies.test_langchain import generate
-
-    rng = random.Random(seed)
-    for _ in range(12):
-        msgs = generate(rng)
-        if rng.random() < 0.5:
-            t = T0
-            stamped = []
-            for m in msgs:
-                if m.role == "assistant":
-                    t = t + timedelta(seconds=rng.choice([5, 30, 200, 400, 4000]))
-                    m = tc.Message(m.role, m.content, tool_calls=m.tool_calls, usage=tc.Usage(
-                        timestamp=t.isoformat(), output_tokens=rng.randint(0, 50)))
-                stamped.append(m)
-            msgs = stamped
-        if rng.random() < 0.5:  # thinking on some replies: what a provider does not re-send comes off
-            msgs = [tc.Message(m.role, "thought " * rng.randint(50, 400) + m.content, tool_calls=m.tool_calls,
-                               usage=m.usage, meta={"thinking": ("thought " * 10,)})
-                    if m.role == "assistant" and rng.random() < 0.6 else m for m in msgs]
-        config = rng.choice(POLICIES)
-        rp = tc.replay(msgs, config, backend=tc.MemoryBackend() if isinstance(config, tc.EinoReductionConfig)
-                       and not config.skip_truncation else None)
-        calls = [s.call_index for s in rp.model_call_steps]
-        # caches the log saw dropped at some calls (cache_resets): to nothing, or to a first part
-        resets = {i: rng.choice([0, 300, 2_000]) for i in calls[1:] if rng.random() < 0.2}
-        # compactions (Claude Code's summaries) anywhere in the run, at a call or between calls
-        cuts = tuple(sorted(rng.sample(range(len(msgs)), min(len(msgs), rng.randint(1, 4))))) if rng.random() < 0.5 else ()
-        for pricing in KINDS:
-            kept = rng.choice(["all", "turn", "none"])
-            # what the first call found cached (calibration's warm start): none, part of the overhead, more
-            warm = rng.choice([0, 0, 250, 1_500])
-            for with_policy in (True, False):
-                fast = cost_mod._price_fast(rp, pricing, pricing.overhead_tokens, 1.3, with_policy, cuts, warm,
-                                            resets=resets, kept=kept)
-                slow = cost_mod._price_loop(rp, pricing, pricing.overhead_tokens, 1.3, with_policy, cuts, warm,
-                                            resets, kept)
-                f_rows, s_rows = cost_mod._rows(fast), cost_mod._rows(slow)
-                assert [r[:6] + (r.cache_break,) for r in f_rows] == [r[:6] + (r.cache_break,) for r in s_rows], (
-                    config, pricing.cache, with_policy)
-                for a, b in zip(f_rows, s_rows):
-                    assert (a.dollars, a.input_dollars, a.break_dollars) == pytest.approx(
-                        (b.dollars, b.input_dollars, b.break_dollars), abs=1e-12)
-
-
-COMPACTED = [p for p in REAL_CLAUDE if compactions_of(tc.load_all(p)[0].messages)]
-
-
-@pytest.mark.parametrize("path", COMPACTED, ids=corpus_id)
-def test_cost_of_a_compacted_session_is_the_call_by_call_reference(path) -> None:
-    """Real Claude Code sessions that compacted their context: ``cost`` (numpy over all
-    calls) gives, call for call, what the reference loop gives, with and without each
-    policy, calibrated, for Anthropic's cache and a prefix cache."""
-    from toolclear import billing as cost_mod
-
-    from .policies.test_all_policies import POLICIES
-
-    msgs = tc.load_all(path)[0].messages
-    cuts = compactions_of(msgs)
-    assert cuts
-    for config in POLICIES:
-        rp = tc.replay(msgs, config, backend=tc.MemoryBackend() if isinstance(config, tc.EinoReductionConfig)
-                       and not config.skip_truncation else None)
-        for pricing in ("claude-sonnet-4-5", "gpt-5"):
-            c = tc.cost(rp, pricing, calibrate=True)
-            p = c.pricing
-            resets = cost_mod.cache_resets(msgs, p.ttl_seconds, cuts) if p.cache != "none" else {}
-            kept = cost_mod.thinking_kept(p.model or p.name)
-            warm = cost_mod._warm_start(rp) if c.calibrated_on else 0
-            for with_policy, got in ((True, c.calls), (False, c.calls_without_policy)):
-                ref = cost_mod._price_run(c._result, p, c.overhead_tokens, c.scale, with_policy, cuts, warm, resets, kept)
-                assert [r[:6] + (r.cache_break,) for r in got] == [r[:6] + (r.cache_break,) for r in ref], (
-                    config, pricing, with_policy)
-                assert sum(r.dollars for r in got) == pytest.approx(sum(r.dollars for r in ref), rel=1e-9)
-
-
 CC = [p for p in LONG if "webfetch" in p.name][0] if LONG else None
 
 
@@ -374,34 +276,6 @@ def test_cli_custom_prices_override_a_preset(tmp_path) -> None:
     assert f"${c.dollars:,.2f}" in err and "claude-sonnet-4-5 (edited)" in err
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_the_replays_trace_gives_the_columns_its_steps_give(seed) -> None:
-    """Pricing reads the columns a replay recorded as it went (its Trace); they are the
-    ones its Step objects hold, for every policy and both ways of running it."""
-    import dataclasses
-    import random
-
-    import numpy as np
-
-    from toolclear import billing as cost_mod
-
-    from .policies.test_all_policies import POLICIES
-    from .policies.test_langchain import generate
-
-    rng = random.Random(seed)
-    for _ in range(10):
-        msgs = generate(rng)
-        config = rng.choice(POLICIES)
-        persist = rng.choice([None, True, False])
-        rp = tc.replay(msgs, config, persist=persist)
-        assert rp._trace is not None
-        k = len(rp.model_call_steps)
-        fast = cost_mod._step_columns(np, rp, k)
-        slow = cost_mod._step_columns(np, dataclasses.replace(rp, _trace=None), k)
-        for name, a, b in zip(("ends", "sent", "unreduced", "low", "high", "own"), fast, slow):
-            assert a.tolist() == b.tolist(), (config, persist, name)
-
-
 def _bill_by_hand(path) -> float:
     """Input dollars straight from the raw log: the last streamed line of each message id,
     each at its own model's preset, 5-minute and 1-hour writes at their own rates."""
@@ -460,40 +334,6 @@ def _usage_run(reads: list[int], gaps: list[int], prompt_step: int = 5_000) -> l
     return out
 
 
-def test_a_cache_the_log_saw_dropped_is_a_reset_and_nothing_else_is() -> None:
-    from toolclear.billing import cache_resets
-
-    msgs = _usage_run([0, 19_990, 10_000, 29_990, 16_000, 10_000], [0, 10, 20, 30, 400, 10])
-    # call 2 read 10,000 of the 25,000 call 1 left: a reset; call 5 read 10,000 of 40,000
-    # ten seconds on: another. Call 4 read 16,000 of 35,000, but 400 s on: the 5-minute
-    # cache had expired (a reset only within the hour-long one)
-    assert cache_resets(tuple(msgs), 300) == {5: 10_000, 11: 10_000}
-    assert cache_resets(tuple(msgs), 3_600) == {5: 10_000, 9: 16_000, 11: 10_000}
-    assert cache_resets(tuple(msgs), 300, cuts=(10,)) == {5: 10_000}  # a compaction explains call 5's drop
-    assert cache_resets(tuple(_usage_run([0, 19_990, 13_000], [0, 10, 10])), 300) == {}  # more than half read
-
-
-@pytest.mark.parametrize("path", WITH_USAGE, ids=corpus_id)
-def test_cache_resets_over_all_calls_at_once_equal_the_loop(path) -> None:
-    """The resets read with numpy are the reference loop's, on every real log with usage."""
-    from toolclear import billing
-
-    for t in tc.load_all(path):
-        msgs = tuple(t.messages)
-        cuts = compactions_of(msgs)
-        for ttl in (300, 3_600):
-            for c in (cuts, ()):
-                assert billing._cache_resets_np(np, msgs, ttl, c) == billing._cache_resets_loop(msgs, ttl, c)
-
-
-def test_the_real_logs_hold_cache_resets() -> None:
-    """So the equality above is not vacuous."""
-    from toolclear import billing
-
-    assert sum(bool(billing._cache_resets_loop(tuple(t.messages), 3_600, ())) for p in WITH_USAGE
-               for t in tc.load_all(p)) >= 2
-
-
 def test_a_reset_caps_the_read_with_and_without_the_policy() -> None:
     msgs = _usage_run([0, 19_990, 10_000, 29_990], [0, 10, 20, 30])
     p = tc.Pricing(input=3.0, output=15.0, cache_write=3.75, cache_read=0.3, cache="anthropic", min_cacheable=1024,
@@ -506,16 +346,6 @@ def test_a_reset_caps_the_read_with_and_without_the_policy() -> None:
     assert any("held only its first tokens" in a for a in c.assumptions)
     plain = tc.cost(tc.replay([tc.Message(m.role, m.content) for m in msgs], policy), p)
     assert plain.calls_without_policy[2].cache_read_tokens > 10_000  # no recorded usage: no reset
-
-
-def test_which_earlier_thinking_each_model_is_billed_for() -> None:
-    from toolclear.billing import thinking_kept
-
-    assert [thinking_kept(m) for m in ("claude-opus-4-5-20251101", "claude-opus-4-6", "claude-sonnet-4-6",
-                                       "claude-fable-5")] == ["all"] * 4  # kept from Opus 4.5 on
-    assert [thinking_kept(m) for m in ("claude-sonnet-4-5-20250929", "claude-haiku-4-5", "claude-opus-4-1",
-                                       "claude-3-7-sonnet-latest", "gpt-5", "o3")] == ["turn"] * 6
-    assert thinking_kept("gemini-2.5-pro") == "none"
 
 
 def _thinking_run() -> list[tc.Message]:

@@ -127,7 +127,7 @@ def calibrate(messages: Sequence[Message], counter: str | TokenCounter | None = 
 
 
 def _calibrate(msgs: tuple[Message, ...], counter: str | TokenCounter | None) -> Calibration:
-    from .billing import SYNTHETIC_MODEL, _log_arrays, _log_facts, _numpy
+    from .logfacts import SYNTHETIC_MODEL, _log_arrays, _log_facts, _numpy
 
     cuts, recorded = _log_facts(msgs)  # read once per transcript, shared with pricing
     np = _numpy()

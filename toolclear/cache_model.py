@@ -1,0 +1,683 @@
+"""The providers' prompt caches over a run, call by call.
+
+Every provider caches the prompt prefix, and clearing an old tool result changes it:
+the next call pays to write (Anthropic) or to send uncached (OpenAI, Gemini) the rest
+of the prompt again. Two implementations of one model: ``_price_run``, the reference,
+one call at a time with the cache's entries as a stack, and ``_price_fast``, numpy over
+all calls at once; the tests hold them equal call for call.
+
+The cache, per kind:
+
+* ``anthropic``: each call writes its whole prompt as a cache entry (a breakpoint at its
+  end, as Claude Code and automatic caching do); a later call reads the longest earlier
+  entry that is still a prefix of its prompt and still alive (TTL, refreshed on a hit),
+  and writes the rest at the write price. Prompts under ``min_cacheable`` are neither
+  read nor written.
+* ``openai``: automatic prefix caching: the longest prefix shared with an earlier prompt
+  still alive, in 128-token steps, from 1,024 tokens; no write fee, the rest uncached.
+* ``gemini``: implicit caching: the same, without the 128-token steps.
+* ``none``: everything uncached.
+
+Times come from the log's recorded usage where it has them; where it does not, calls
+are taken to follow each other within the TTL.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Mapping, Sequence
+from itertools import chain
+from typing import Any, Literal, NamedTuple
+
+from ._gc import paused_gc
+from ._kept import KeptFor
+from .logfacts import _log_arrays, _log_facts, _log_of, _numpy, _thinking_facts, _timestamp
+from .model import Message
+from .prices import Pricing
+from .result import Result
+
+__all__ = ["CallCost", "ThinkingKept", "thinking_kept"]
+
+
+class CallCost(NamedTuple):
+    """One model call, priced."""
+
+    call_index: int
+    prompt_tokens: int
+    uncached_tokens: int
+    cache_write_tokens: int
+    cache_read_tokens: int
+    output_tokens: int
+    dollars: float
+    input_dollars: float
+    cache_break: bool = False
+    break_dollars: float = 0.0
+    """What the break cost: this call's input dollars less what it would have cost had
+    the previous prompt still been its prefix."""
+
+
+_COLUMNS = CallCost._fields
+
+
+def _rows(columns: Mapping[str, Any]) -> tuple[CallCost, ...]:
+    cols = [columns[k] for k in _COLUMNS]
+    out = []
+    for values in zip(*cols):
+        out.append(CallCost(*(v.item() if hasattr(v, "item") else v for v in values)))
+    return tuple(out)
+
+
+def _columns(rows: Sequence[CallCost]) -> dict[str, list[Any]]:
+    return {k: [getattr(r, k) for r in rows] for k in _COLUMNS}
+
+
+ThinkingKept = Literal["all", "turn", "none"]
+
+
+def thinking_kept(model: str) -> ThinkingKept:
+    """Which earlier thinking a provider re-sends and bills as input. Anthropic keeps the
+    thinking of earlier assistant turns from Claude Opus 4.5 on (documented), taken here
+    for every Claude model from 4.6 too; earlier Claude models strip it once a new user
+    turn starts ("turn"). OpenAI passes reasoning back only within a turn's tool calls
+    ("turn"); Gemini never re-sends thoughts, only their signatures ("none")."""
+    import re
+
+    from .media import provider_of
+
+    provider = provider_of(model)
+    if provider == "gemini":
+        return "none"
+    if provider == "openai":
+        return "turn"
+    found = re.search(r"claude-([a-z]+)-(\d+)(?:-(\d)(?!\d))?", model.lower())
+    if found is None:
+        return "turn"
+    family, major, minor = found.group(1), int(found.group(2)), int(found.group(3) or 0)
+    return "all" if major >= 5 or (major, minor) >= (4, 6) or (family == "opus" and (major, minor) >= (4, 5)) \
+        else "turn"
+
+
+def _not_sent(facts: tuple[list[int], list[int]] | None, kept: ThinkingKept, cut: int, end: int, upto: int) -> int:
+    """The thinking tokens of messages ``cut`` to ``upto - 1`` that a call ending at
+    ``end`` does not send."""
+    if facts is None or kept == "all":
+        return 0
+    think, last_user = facts
+    limit = min(upto, end if kept == "none" else last_user[end])
+    return max(0, think[max(limit, cut)] - think[cut])
+
+
+class _Fenwick:
+    """Prefix sums of the tokens of the messages as the current call sees them."""
+
+    def __init__(self, values: Sequence[int]) -> None:
+        self.n = len(values)
+        self.tree = [0] * (self.n + 1)
+        self.values = list(values)
+        for i, v in enumerate(values):
+            j = i + 1
+            while j <= self.n:
+                self.tree[j] += v
+                j += j & -j
+
+    def set(self, i: int, v: int) -> None:
+        d = v - self.values[i]
+        if not d:
+            return
+        self.values[i] = v
+        j = i + 1
+        while j <= self.n:
+            self.tree[j] += d
+            j += j & -j
+
+    def prefix(self, i: int) -> int:
+        s, j = 0, i
+        while j > 0:
+            s += self.tree[j]
+            j -= j & -j
+        return s
+
+
+class _Cache:
+    """The entries one provider's cache holds over a run."""
+
+    def __init__(self, pricing: Pricing, overhead: int) -> None:
+        self.p = pricing
+        self.entries: list[tuple[int, int, float | None]] = []  # (end message index, prompt tokens, last use)
+        self.base = overhead  # system prompt and tools: a prefix of every prompt
+        self.base_used: float | None = None
+        self.base_alive = False
+        self.sent = False
+        self.last: float | None = None  # when the last prompt was sent (openai, gemini)
+
+    def _alive(self, last: float | None, now: float | None) -> bool:
+        return last is None or now is None or now - last <= self.p.ttl_seconds
+
+    def invalidate_from(self, index: int) -> None:
+        """A message at ``index`` changed: entries that end after it are no longer prefixes."""
+        while self.entries and self.entries[-1][0] > index:
+            self.entries.pop()
+
+    def call(self, end: int, prompt: int, shared: int, now: float | None,
+             cap: int | None = None) -> tuple[int, int, int]:
+        """(uncached, write, read) for a prompt of ``prompt`` tokens ending at message
+        ``end``; ``shared`` is its common prefix with the last prompt (openai, gemini);
+        ``cap``: the log's cache held only that much at this call (``cache_resets``)."""
+        p = self.p
+        if p.cache == "none":
+            return prompt, 0, 0
+        while self.entries and not self._alive(self.entries[-1][2], now):
+            self.entries.clear()
+        if cap is not None:
+            self.entries.clear()
+        hit = self.entries[-1][1] if self.entries else 0
+        if self.base and self._alive(self.base_used, now) and self.base_alive:
+            hit = max(hit, self.base)
+        if cap is not None:
+            hit = min(hit, cap)
+        if p.cache == "anthropic":
+            if prompt < p.min_cacheable:
+                return prompt, 0, 0
+            read = min(hit, prompt) if hit >= p.min_cacheable else 0  # a prompt shorter than the entry: thinking
+            self.entries.append((end, prompt, now))
+            self.base_used, self.base_alive = now, True
+            return 0, prompt - read, read
+        # prefix caching matches any prefix of the last prompt while it lives
+        if self.sent:
+            common = shared if self._alive(self.last, now) else 0
+        else:
+            common = self.base if self.base_alive else 0  # a warm start (calibration)
+        self.sent, self.last = True, now
+        if cap is not None:
+            common = min(common, cap)
+        if p.cache == "openai":
+            common = (common // 128) * 128
+        read = min(common, prompt) if common >= p.min_cacheable and prompt >= p.min_cacheable else 0
+        self.entries.append((end, prompt, now))
+        self.base_used, self.base_alive = now, True
+        return prompt - read, 0, read
+
+
+def _output_tokens(m: Message, count: int, scale: float) -> int:
+    if m.usage is not None and (m.usage.output_tokens or m.usage.prompt_tokens):
+        return m.usage.output_tokens
+    return round(count * scale)
+
+
+def _price_loop(result: Result, pricing: Pricing, overhead: int, scale: float, with_policy: bool,
+                cuts: Sequence[int], warm: int = 0, resets: Mapping[int, int] | None = None,
+                kept: ThinkingKept = "all") -> dict[str, list[Any]]:
+    return _columns(_price_run(result, pricing, overhead, scale, with_policy, cuts, warm, resets, kept))
+
+
+def _price_run(result: Result, pricing: Pricing, overhead: int, scale: float, with_policy: bool,
+               cuts: Sequence[int], warm: int = 0, resets: Mapping[int, int] | None = None,
+               kept: ThinkingKept = "all") -> tuple[CallCost, ...]:
+    """The reference: one call at a time, the cache's entries kept as a stack."""
+    steps = result.model_call_steps
+    msgs = result.messages
+    log = _log_of(result)  # each call's time and output as recorded (a policy may rebuild the message)
+    counts = result.token_counts
+    after = result.token_counts_after
+    tree = _Fenwick(counts)
+    thinking = _thinking_facts(msgs, counts) if kept != "all" else None
+    cache_ = _Cache(pricing, overhead)
+    if warm:  # the first call found this much already cached (an earlier session's system prompt)
+        cache_.base, cache_.base_alive = min(warm, overhead) or warm, True
+    out: list[CallCost] = []
+    prev_end = -1
+    prev_cut = 0
+    prev_prompt = 0
+    cut_pos = 0
+    for step in steps:
+        end = step.call_index
+        while cut_pos < len(cuts) and cuts[cut_pos] < end:
+            cut_pos += 1
+        cut = cuts[cut_pos - 1] if cut_pos else 0
+        first_change = end
+        if with_policy and step.changed_indices:
+            for i in step.changed_indices:
+                tree.set(i, after[i] if result.cleared_at[i] is not None else counts[i])
+            first_change = min(step.changed_indices)
+        if cut != prev_cut:
+            cache_.invalidate_from(-1)
+            prev_end = -1
+        elif with_policy and step.changed_indices:
+            cache_.invalidate_from(first_change)
+        base = tree.prefix(cut)
+        # the step's own count of what it sent (exact); the tree only finds prefixes
+        body = (step.context_tokens if with_policy else step.context_tokens_unreduced) - base
+        body -= _not_sent(thinking, kept, cut, end, end)
+        prompt = overhead + round(body * scale)
+        shared_end = min(prev_end, first_change) if prev_end >= 0 else cut
+        if prev_end >= 0 and first_change >= prev_end:
+            shared = prev_prompt  # nothing the last call sent changed: all of it is a prefix
+        else:
+            upto = max(shared_end, cut)
+            shared = overhead + round((tree.prefix(upto) - base - _not_sent(thinking, kept, cut, end, upto)) * scale)
+        now = _timestamp(log[end]) if end < len(log) else None
+        uncached, write, read = cache_.call(end, prompt, shared, now, resets.get(end) if resets else None)
+        output = _output_tokens(log[end], counts[end], scale) if end < len(log) else 0
+        at = pricing.for_prompt(prompt)
+        input_dollars = at.dollars(uncached, write, read, 0)
+        broke = bool(with_policy and step.cache_break)
+        break_dollars = 0.0
+        if broke and prev_end >= 0:
+            lost = max(0, prev_prompt - read)  # what would have been read had the prefix stayed
+            price = at.cache_write if at.cache == "anthropic" else at.input
+            break_dollars = lost * (price - at.cache_read) / 1e6
+        out.append(CallCost(end, prompt, uncached, write, read, output,
+                            input_dollars + at.dollars(0, 0, 0, output), input_dollars, broke, break_dollars))
+        prev_end, prev_cut, prev_prompt = end, cut, prompt
+    return tuple(out)
+
+
+_arrays_kept: KeptFor[Any] = KeptFor(8)
+
+
+def _int_array(np: Any, values: Sequence[int]) -> Any:
+    """``values`` as an int64 array, kept for the same (immutable) sequence: the prefix
+    sums of a transcript are shared by every replay of it."""
+    return _arrays_kept.get(values, lambda: np.fromiter(values, dtype=np.int64, count=len(values)))
+
+
+def _ints(np: Any, values: Sequence[int]) -> Any:
+    """An int64 array of ``values``: a view of a replay's array('q') columns, no copy."""
+    if isinstance(values, array) and values.typecode == "q" and len(values):
+        return np.frombuffer(values, dtype=np.int64)
+    return np.fromiter(values, dtype=np.int64, count=len(values))
+
+
+def _step_columns(np: Any, result: Result, k_n: int) -> tuple[Any, ...]:
+    """(ends, context with the policy, without it, lowest and highest change, the count
+    of each call's message) of the first ``k_n`` steps: from the replay's Trace when it
+    left one (array operations only), else from the Step objects."""
+    i64 = np.int64
+    tr = result._trace
+    if tr is not None:
+        ends_all = _ints(np, tr.ends)
+        prefix = _int_array(np, tr.prefix)
+        ends = ends_all[:k_n]
+        ctx_u = prefix[ends]
+        at, saved_at = _ints(np, tr.at), _ints(np, tr.saved)
+        # tokens saved at each step: constant from one change step to the next
+        saved = np.repeat(np.concatenate(([0], saved_at)), np.diff(np.concatenate(([0], at, [len(ends_all)]))))[:k_n]
+        lows = np.full(len(ends_all), -1, dtype=i64)
+        highs = np.full(len(ends_all), -1, dtype=i64)
+        lows[at] = _ints(np, tr.low)
+        highs[at] = _ints(np, tr.high)
+        n = len(prefix) - 1
+        own = np.where(ends < n, prefix[np.minimum(ends + 1, n)] - prefix[ends], 0)
+        return ends, ctx_u - saved, ctx_u, lows[:k_n], highs[:k_n], own
+    steps = result.model_call_steps
+    cols = list(zip(*steps))  # the steps transposed: one tuple per Step field
+    ends = np.array(cols[0], dtype=i64)
+    # changed indices are ascending: the lowest is the first of each, the highest the last
+    sizes = np.fromiter(map(len, cols[1]), dtype=i64, count=k_n)
+    flat = np.fromiter(chain.from_iterable(cols[1]), dtype=i64, count=int(sizes.sum()))
+    stop = np.cumsum(sizes)
+    has = sizes > 0
+    lows = np.full(k_n, -1, dtype=i64)
+    highs = np.full(k_n, -1, dtype=i64)
+    lows[has] = flat[(stop - sizes)[has]]
+    highs[has] = flat[stop[has] - 1]
+    counts = result.token_counts
+    n = len(counts)
+    counts_a = np.fromiter(counts, dtype=i64, count=n)
+    own = np.where(ends < n, counts_a[np.minimum(ends, max(n - 1, 0))], 0) if n else np.zeros(k_n, dtype=i64)
+    return ends, np.array(cols[2], dtype=i64), np.array(cols[3], dtype=i64), lows, highs, own
+
+
+def _calls_in(result: Result) -> int:
+    """How many model calls (``len(result.model_call_steps)`` without the copy)."""
+    return max(0, len(result.steps) - 1) if result.mode == "replay" else len(result.steps)
+
+
+def _call_facts(result: Result, scale: float, kept: ThinkingKept = "all") -> dict[str, Any]:
+    """Per model call, once for both runs: its end, time (nan when unknown), output
+    tokens, context with and without the policy, and its lowest and highest change.
+    Array operations over the replay's Trace, as a long run has 50,000 calls."""
+    np = _numpy()
+    msgs, counts = result.messages, result.token_counts
+    k_n = _calls_in(result)
+    i64 = np.int64
+    if not k_n:
+        empty = np.zeros(0, dtype=i64)
+        return {"ends": empty, "times": np.zeros(0), "outs": empty, "ctx_w": empty, "ctx_u": empty,
+                "lows": empty, "highs": empty, "timed": False}
+    with paused_gc():
+        ends, ctx_w, ctx_u, lows, highs, own = _step_columns(np, result, k_n)
+    outs = np.rint(own * scale).astype(i64)
+    times = np.full(k_n, np.nan)
+    log = _log_of(result)
+    _, recorded = _log_facts(log)
+    if recorded:  # only the calls whose message recorded usage
+        la = _log_arrays(np, log)
+        inside = ends < len(log)
+        at = np.minimum(ends, len(log) - 1)
+        times = np.where(inside, la.time[at], np.nan)
+        out = np.where(inside, la.out[at], -1)
+        outs = np.where(out >= 0, out, outs)
+    thinking = _thinking_facts(msgs, counts) if kept != "all" else None
+    strip = lim = None
+    if thinking is not None:  # earlier thinking the provider does not re-send
+        think = np.asarray(thinking[0], dtype=i64)
+        lim = ends if kept == "none" else np.asarray(thinking[1], dtype=i64)[ends]
+        strip = think[lim]
+        ctx_w, ctx_u = ctx_w - strip, ctx_u - strip
+    return {"ends": ends, "times": times, "outs": outs, "ctx_w": ctx_w, "ctx_u": ctx_u, "lows": lows, "highs": highs,
+            "timed": bool(recorded) and not bool(np.isnan(times).all()),
+            "think": None if thinking is None else think, "think_limit": lim}
+
+
+def _anthropic_tops(np: Any, broke: Any, first: Any, ends: Any, times: Any | None, entry: Any, ttl: int,
+                    reset: Any, new: Any | None = None) -> Any:
+    """For each call, the call whose cache entry it reads from Anthropic's cache (-1:
+    none), all calls at once.
+
+    The cache is a stack of entries (each call's prompt, pushed when long enough); a
+    change at message f pops the entries ending after f; an expired top empties it.
+    With changes that never reach below an earlier change (what ``_breaks`` checks),
+    the f of successive breaks only grows, so an entry's fate is settled at the first
+    break after it: it dies there if it ends after that f, else it outlives every
+    break. The top is the last entry since the latest break, or else the last entry
+    before that break that outlived its own; an emptying (an expired top) kills every
+    entry before it, as a compaction (``new``: the first call after one) does. Equal to
+    the stack, call for call (the tests run both)."""
+    k_n = len(entry)
+    i32 = np.int32  # call positions: half the memory traffic of int64
+    idx = np.arange(k_n, dtype=i32)
+    minus = np.full(k_n, -1, dtype=i32)
+    big = k_n + 1
+    brk = np.flatnonzero(broke).astype(i32)
+    # the first break strictly after each call, and where that break's change starts
+    after = np.full(k_n, big, dtype=i32)
+    if len(brk):
+        after[: brk[-1]] = np.repeat(brk, np.diff(np.concatenate(([0], brk))))
+    f_after = np.zeros(k_n, dtype=first.dtype)
+    has_after = after < k_n
+    f_after[has_after] = first[after[has_after]]
+    outlives = entry & (~has_after | (ends <= f_after))
+    last_break = np.maximum.accumulate(np.where(broke, idx, minus))  # at or before each call
+    last_entry = np.empty(k_n, dtype=i32)  # strictly before each call
+    last_entry[0] = -1
+    last_entry[1:] = np.maximum.accumulate(np.where(entry, idx, minus))[:-1]
+    last_outliving = np.maximum.accumulate(np.where(outlives, idx, minus))
+    before_break = np.where(last_break > 0, last_outliving[np.maximum(last_break - 1, 0)], minus)
+    top = np.where(last_entry >= last_break, last_entry, before_break)
+    if new is not None and new.any():  # nothing from before the call's compaction lives
+        top = np.where(top >= np.maximum.accumulate(np.where(new, idx, 0)), top, -1)
+    expired = reset.copy()  # a reset the log recorded empties the cache, as an expiry does
+    if times is not None:  # without call times nothing expires
+        expired |= (top >= 0) & (times - times[np.maximum(top, 0)] > ttl)  # nan times never expire
+    if not expired.any():
+        return top
+    emptied = np.maximum.accumulate(np.where(expired, idx, -1))  # the latest emptying at or before each call
+    return np.where((top >= 0) & ~expired & (top >= emptied), top, -1)
+
+
+def _breaks(np: Any, f: Mapping[str, Any], with_policy: bool) -> tuple[Any, Any]:
+    """Which calls broke the cache and the lowest message each changed; (None, None)
+    when a change reaches down to an earlier one (the fast prefix sums assume not)."""
+    ends = f["ends"]
+    if not with_policy:
+        return np.zeros(len(ends), dtype=bool), ends.copy()
+    lows, highs = f["lows"], f["highs"]
+    changed = lows >= 0
+    before = np.maximum.accumulate(np.where(changed, highs, -1))  # highest change so far
+    prev_end = np.concatenate(([-1], ends[:-1]))
+    broke = changed & (lows < prev_end)
+    broke[0] = False
+    earlier = np.concatenate(([-1], before[:-1]))
+    if (broke & (lows <= earlier)).any():  # a change at or below an earlier one: saved again there
+        return None, None
+    return broke, np.where(broke, lows, ends)
+
+
+def _anthropic_hits(np: Any, p: Pricing, prompt: Any, broke: Any, first: Any, ends: Any, times: Any,
+                    expired: Any, overhead: int, base: int, timed: bool, reset: Any,
+                    new: Any | None = None) -> Any:
+    """The tokens each call reads from Anthropic's cache (before the minimum-length check
+    of its own prompt, and before a reset's cap)."""
+    k_n = len(prompt)
+    entry_a = prompt >= p.min_cacheable
+    if not broke.any() and not (entry_a[:-1] & ~entry_a[1:]).any():
+        # no change and no entry missing after the first: the top is the last call's
+        hit = np.zeros(k_n, dtype=np.int64)
+        fresh = ~expired[1:] & ~reset[1:] if new is None else ~expired[1:] & ~reset[1:] & ~new[1:]
+        hit[1:] = np.where(entry_a[:-1] & fresh, prompt[:-1], 0)
+    else:
+        top = _anthropic_tops(np, broke, first, ends, times if timed else None, entry_a, p.ttl_seconds, reset,
+                              new)
+        hit = np.where(top >= 0, prompt[np.maximum(top, 0)], 0)
+    floor = base or overhead
+    if floor >= p.min_cacheable:
+        # the prefix every prompt starts with (the system prompt and tools): what the first
+        # call found cached (a warm start), else the overhead once a call has cached it;
+        # it lives while calls long enough to be cached keep refreshing it
+        if entry_a.all():  # every call cached: the last one before each call is the call before it
+            held = ~expired
+            held[0] = bool(base)
+        else:
+            idx = np.arange(k_n)
+            pushed = np.maximum.accumulate(np.where(entry_a, idx, -1))
+            last = np.concatenate(([-1], pushed[:-1]))  # the last call that cached, before each call
+            held = np.ones(k_n, dtype=bool) if base else last >= 0
+            if timed:
+                held &= ~((last >= 0) & (times - times[np.maximum(last, 0)] > p.ttl_seconds))  # nan: still held
+        hit = np.maximum(hit, np.where(held, floor, 0))
+    hit = np.where(hit >= p.min_cacheable, hit, 0)
+    return hit
+
+
+def _prefix(np: Any, result: Result) -> Any:
+    """``prefix[i]``: the tokens before message i, as an int64 array."""
+    return (_int_array(np, result._trace.prefix) if result._trace is not None else
+            np.concatenate(([0], np.cumsum(np.asarray(result.token_counts, dtype=np.int64)))))
+
+
+class _Segments(NamedTuple):
+    """Where each call stands against the log's compactions: the last one before it
+    (0: none), whether it is the first call after a new one, and the tokens before that
+    compaction as the call sees them (with the policy's changes below it)."""
+
+    cut: Any
+    new: Any
+    base: Any
+
+
+def _segments(np: Any, result: Result, f: dict[str, Any], cuts: Sequence[int], with_policy: bool) -> _Segments | None:
+    """The compactions as arrays (None: the log has none). Messages before a compaction
+    are not sent after it, so the policy's savings on them come off what lies before the
+    compaction, from the call that made them or the first call after the compaction,
+    whichever is later (the reference's tree of prefix sums, all calls at once)."""
+    if not cuts:
+        return None
+    ends = f["ends"]
+    k_n = len(ends)
+    cuts_a = np.asarray(cuts, dtype=np.int64)
+    kept = f.get("cuts")
+    if kept is None or kept[0] != tuple(cuts):  # the same for the run with and without the policy
+        pos = np.searchsorted(cuts_a, ends, side="left")  # the compactions strictly before each call
+        cut = np.where(pos > 0, cuts_a[np.maximum(pos - 1, 0)], 0)
+        # the first call after each compaction (k_n: none), and one more for "no compaction"
+        first_after = np.append(np.searchsorted(ends, cuts_a, side="right"), k_n)
+        kept = f["cuts"] = (tuple(cuts), cut, cut != np.concatenate(([0], cut[:-1])), _prefix(np, result)[cut],
+                            first_after)
+    _, cut, new, base, first_after = kept
+    if not with_policy:
+        return _Segments(cut, new, base)
+    tr = result._trace
+    if tr is not None and len(tr.changed):
+        # the replay kept each change (once per message, the changes' ranges only growing)
+        # and the running total saved: each step's run of changes starts at its lowest
+        idx = _ints(np, tr.changed)
+        running = _ints(np, tr.changed_saved)
+        lows = _ints(np, tr.low)
+        has = lows >= 0
+        step_start = np.searchsorted(idx, lows[has], side="left")
+        step_k = _ints(np, tr.at)[has]
+    elif result.cleared_indices:
+        changed = result.cleared_indices
+        idx = np.asarray(changed, dtype=np.int64)
+        at = np.fromiter((result.cleared_at[i] for i in changed), dtype=np.int64, count=len(changed))
+        k_change = np.searchsorted(ends, at, side="left")
+        running = np.cumsum(_int_array(np, result.token_counts)[idx]
+                            - np.asarray(result.token_counts_after, dtype=np.int64)[idx])
+        step_start = np.flatnonzero(np.concatenate(([True], k_change[1:] != k_change[:-1])))
+        step_k = k_change[step_start]
+    else:
+        return _Segments(cut, new, base)
+    # runs of changed messages made by one call and lying between the same compactions:
+    # each run comes off, as a whole, from its call or the first call past the next
+    # compaction, whichever is later
+    mark = np.zeros(len(idx) + 1, dtype=bool)
+    mark[step_start] = True
+    mark[np.searchsorted(idx, cuts_a, side="left")] = True  # a compaction past every change marks the end
+    starts = np.flatnonzero(mark[:-1])
+    k_run = np.maximum(step_k[np.searchsorted(step_start, starts, side="right") - 1],
+                       first_after[np.searchsorted(cuts_a, idx[starts], side="right")])
+    total = np.concatenate(([0], running))
+    saved = total[np.append(starts[1:], len(idx))] - total[starts]
+    keep = k_run < k_n
+    below = np.cumsum(np.bincount(k_run[keep], weights=saved[keep], minlength=k_n)[:k_n])
+    return _Segments(cut, new, base - np.rint(below).astype(np.int64))
+
+
+def _shared(np: Any, result: Result, f: Mapping[str, Any], prompt: Any, broke: Any, first: Any, overhead: int,
+            scale: float, with_policy: bool, seg: _Segments | None = None) -> Any:
+    """The prefix each call shares with the previous prompt (what OpenAI and Gemini read);
+    after a compaction only the overhead."""
+    shared = np.zeros(len(prompt), dtype=np.int64)
+    shared[1:] = prompt[:-1]
+    if with_policy and broke.any():
+        prefix = _prefix(np, result)
+        idx = np.flatnonzero(broke)
+        saved_before = f["ctx_u"][idx - 1] - f["ctx_w"][idx - 1]  # all earlier savings lie below the change
+        body = prefix[first[idx]] - saved_before
+        if seg is not None:
+            body = body - seg.base[idx]
+        if f.get("think") is not None:  # thinking before the change that this call does not send
+            think = f["think"]
+            upto = np.minimum(first[idx], f["think_limit"][idx])
+            body = body - (think[upto] if seg is None else
+                           think[np.maximum(upto, seg.cut[idx])] - think[seg.cut[idx]])
+        if seg is not None:  # a change below the compaction: only the overhead is shared
+            body = np.where(first[idx] < seg.cut[idx], 0, body)
+        shared[idx] = overhead + np.rint(body * scale).astype(np.int64)
+    if seg is not None:
+        shared[seg.new] = overhead
+    return shared
+
+
+def _rates(np: Any, p: Pricing, prompt: Any) -> tuple[Any, Any, Any, Any]:
+    """(input, output, cache write, cache read) prices per call: the long-context tier's
+    for calls past its threshold."""
+    base = (p.input, p.output, p.cache_write, p.cache_read)
+    if p.long is None or not p.long_context_from:
+        return base
+    long = prompt > p.long_context_from
+    if not long.any():
+        return base
+    tier = p.for_prompt(p.long_context_from + 1)
+    return tuple(np.where(long, b, a) for a, b in zip(base, (tier.input, tier.output, tier.cache_write,
+                                                             tier.cache_read)))
+
+
+def _reset_columns(np: Any, f: dict[str, Any], resets: Mapping[int, int] | None) -> tuple[Any, Any]:
+    """(whether the log's cache was reset at each call, what it still held there): the
+    same for the run with and without the policy, so worked out once."""
+    kept = f.get("resets")
+    if kept is not None and kept[0] is resets:
+        return kept[1], kept[2]
+    ends = f["ends"]
+    k_n = len(ends)
+    reset = np.zeros(k_n, dtype=bool)
+    cap = np.zeros(k_n, dtype=np.int64)
+    if resets:
+        keys = np.fromiter(resets, dtype=np.int64, count=len(resets))
+        held = np.fromiter(resets.values(), dtype=np.int64, count=len(resets))
+        pos = np.minimum(np.searchsorted(ends, keys), k_n - 1)
+        hit = ends[pos] == keys  # resets at calls this run makes
+        reset[pos[hit]] = True
+        cap[pos[hit]] = held[hit]
+    f["resets"] = (resets, reset, cap)
+    return reset, cap
+
+
+def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, with_policy: bool,
+                cuts: Sequence[int], warm: int = 0, facts: Any = None,
+                resets: Mapping[int, int] | None = None, kept: ThinkingKept = "all") -> dict[str, Any]:
+    """The same prices as ``_price_run`` with numpy over all calls at once; only calls
+    whose cache entry a change invalidated are worked one by one. Falls back to the
+    reference when a change reaches below an earlier change of the same run (policies
+    here clear oldest first)."""
+    np = _numpy()
+    p = pricing
+    k_n = _calls_in(result)
+    if k_n == 0:
+        return _columns(())
+    f = facts if facts is not None else _call_facts(result, scale, kept)
+    ends, times, outs = f["ends"], f["times"], f["outs"]
+    broke, first = _breaks(np, f, with_policy)
+    if broke is None:
+        # a change below an earlier one: the reference's stack of prefixes handles it
+        return _price_loop(result, pricing, overhead, scale, with_policy, cuts, warm, resets, kept)
+    ctx = f["ctx_w"] if with_policy else f["ctx_u"]
+    seg = _segments(np, result, f, cuts, with_policy)
+    if seg is not None:  # only what follows the call's compaction is sent
+        ctx = ctx - seg.base
+        if f.get("think") is not None:  # the thinking not sent, counted from the compaction
+            think, lim = f["think"], f["think_limit"]
+            ctx = ctx + think[lim] - (think[np.maximum(lim, seg.cut)] - think[seg.cut])
+    prompt = overhead + (ctx if scale == 1.0 else np.rint(ctx * scale).astype(np.int64))
+    if f["timed"]:
+        dt = np.empty(k_n)
+        dt[0] = np.nan
+        dt[1:] = times[1:] - times[:-1]
+        expired = dt > p.ttl_seconds  # nan compares False: unknown times keep the cache alive
+    else:
+        expired = np.zeros(k_n, dtype=bool)
+    reset, cap = _reset_columns(np, f, resets)
+    alive = ~expired
+    alive[0] = False
+    uncached = np.zeros(k_n, dtype=np.int64)
+    write = np.zeros(k_n, dtype=np.int64)
+    read = np.zeros(k_n, dtype=np.int64)
+    base = (min(warm, overhead) or warm) if warm else 0
+    if p.cache == "none":
+        uncached = prompt.copy()
+    elif p.cache == "anthropic":
+        hit = _anthropic_hits(np, p, prompt, broke, first, ends, times, expired, overhead, base, f["timed"],
+                              reset, None if seg is None else seg.new)
+        hit = np.where(reset, np.minimum(hit, cap), hit)
+        hit = np.where(hit >= p.min_cacheable, hit, 0)
+        small = prompt < p.min_cacheable
+        read = np.where(small, 0, np.minimum(hit, prompt))
+        write = np.where(small, 0, prompt - read)
+        uncached = np.where(small, prompt, 0)
+    else:
+        common = np.where(alive, _shared(np, result, f, prompt, broke, first, overhead, scale, with_policy, seg), 0)
+        if base:
+            common[0] = base
+        common = np.where(reset, np.minimum(common, cap), common)
+        if p.cache == "openai":
+            common = (common // 128) * 128
+        ok = (common >= p.min_cacheable) & (prompt >= p.min_cacheable)
+        read = np.where(ok, np.minimum(common, prompt), 0)
+        uncached = prompt - read
+    rate_in, rate_out, rate_w, rate_r = _rates(np, p, prompt)
+    input_dollars = (uncached * rate_in + write * rate_w + read * rate_r) / 1e6
+    dollars = input_dollars + outs * rate_out / 1e6
+    price = rate_w if p.cache == "anthropic" else rate_in
+    break_dollars = np.zeros(k_n)
+    hit_idx = np.flatnonzero(broke if seg is None else broke & ~seg.new)  # a compaction resent all anyway
+    if len(hit_idx):  # what a break cost: the previous prompt that was not read again
+        lost = np.maximum(0, prompt[hit_idx - 1] - read[hit_idx])
+        price_h, read_h = (v[hit_idx] if isinstance(v, np.ndarray) else v for v in (price, rate_r))
+        break_dollars[hit_idx] = lost * (price_h - read_h) / 1e6
+    return {
+        "call_index": ends, "prompt_tokens": prompt, "uncached_tokens": uncached, "cache_write_tokens": write,
+        "cache_read_tokens": read, "output_tokens": outs, "dollars": dollars, "input_dollars": input_dollars,
+        "cache_break": broke, "break_dollars": break_dollars,
+    }

@@ -116,3 +116,27 @@ def test_custom_counters_and_placeholders_keep_the_memo_bounded() -> None:
     assert len(m._memo) <= 3
     counter = lambda msg: 7  # noqa: E731
     assert tc.count_tokens([m], counter) == (7,) and tc.count_tokens([m], counter) == (7,)
+
+
+def test_every_memo_slot_but_the_counts_is_a_slot_member() -> None:
+    """A message memoises its counts under each counter's name and everything else under
+    a ``Slot`` member, so a counter called "row" or "cleared" shares nothing with the
+    report's row or a cleared copy (the keys were strings before)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(tc.__file__).parent
+    strays = []
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Subscript) and ast.unparse(node.value).endswith("_memo") \
+                    and isinstance(node.slice, ast.Constant):
+                strays.append(f"{path.name}:{node.lineno}")
+            if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("_memo.get") \
+                    and node.args and isinstance(node.args[0], ast.Constant):
+                strays.append(f"{path.name}:{node.lineno}")
+    assert not strays, strays
+    m = tc.Message("tool", "x" * 400, tool_call_id="c")
+    cleared = m.replaced("[gone]")
+    m._memo["cleared"] = "a counter named 'cleared' wrote here"  # as a named counter would
+    assert m.replaced("[gone]") is cleared

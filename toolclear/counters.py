@@ -22,7 +22,7 @@ from typing import Any
 
 from ._kept import KeptFor
 from .errors import ConfigError, CounterUnavailableError
-from .model import OMITTED, Message, utf8_len
+from .model import OMITTED, Message, Slot, utf8_len
 
 __all__ = [
     "DEFAULT_COUNTER",
@@ -114,7 +114,7 @@ class _NamedCounter:
 
 
 _EINO = _NamedCounter(DEFAULT_COUNTER, eino_tokens)
-_CUSTOM = ("custom counter",)
+_CUSTOM = Slot.CUSTOM_COUNT
 """The memo key of a message's count by a custom (callable) counter: one slot, so the
 memo stays bounded however many counters are tried."""
 _lock = threading.Lock()

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigError
-from .model import Message
+from .model import Message, Slot
 
 __all__ = ["Losses", "LostReference", "losses", "message_text", "pieces", "terms"]
 
@@ -125,7 +125,7 @@ def message_terms(m: Message, by_text: dict[str, frozenset[str]] | None = None) 
     return got
 
 
-_MEMO_KEY = "lost:terms"
+_MEMO_KEY = Slot.LOST_TERMS
 
 
 def message_text(m: Message) -> str:
@@ -254,7 +254,7 @@ def _run_facts(original: Sequence[Message]) -> _RunFacts:
     return facts
 
 
-_RUN_KEY = "lost:run"
+_RUN_KEY = Slot.LOST_RUN
 
 # counts a set's elements into a dict in C (what Counter.update does after its checks)
 _count: Callable[[dict[str, int], Iterable[str]], None] = getattr(collections, "_count_elements", None) or (

@@ -19,10 +19,41 @@ __all__ = [
     "Message",
     "MessageStatus",
     "Role",
+    "Slot",
     "ToolCall",
     "Transcript",
     "Usage",
 ]
+
+
+class Slot(enum.Enum):
+    """What a message memoises besides its token counts, one slot each. The counts are
+    kept under each counter's name (a string); every other slot is a member here, so no
+    two modules share a key by accident and no counter's name can take one."""
+
+    CLEARED = enum.auto()
+    """``Message.replaced``: (the text, the copy holding it)."""
+    ROW = enum.auto()
+    """The report's role, tool, call id and preview."""
+    HOVER = enum.auto()
+    """The chart's hover text."""
+    REDUCTION = enum.auto()
+    """eino's reduction: its count of the message."""
+    LANGCHAIN = enum.auto()
+    """LangChain's approximate count of the message."""
+    THINKING = enum.auto()
+    """Anthropic: the message's thinking on its own."""
+    MASK = enum.auto()
+    """Masking: (MASK, placeholder) -> the mask this message gets."""
+    OMITTED = enum.auto()
+    MASKED = enum.auto()
+    """Masking: the message as the request leaves it out, or masks it."""
+    CUSTOM_COUNT = enum.auto()
+    """(the custom counter last used, its count): one slot for any custom counter."""
+    LOST_TERMS = enum.auto()
+    """Losses: the terms of the message's text."""
+    LOST_RUN = enum.auto()
+    """Losses: what is the same for every replay of the run (on its first message)."""
 
 
 class Role(str, enum.Enum):
@@ -254,11 +285,11 @@ class Message:
         per message, for the last text used, so trying many placeholders stays bounded."""
         if content == self.content:
             return self
-        hit = self._memo.get("cleared")
+        hit = self._memo.get(Slot.CLEARED)
         if hit is not None and hit[0] == content:
             return hit[1]
         new = self.with_content(content)
-        self._memo["cleared"] = (content, new)
+        self._memo[Slot.CLEARED] = (content, new)
         return new
 
     @classmethod

@@ -13,7 +13,7 @@ from operator import attrgetter
 from typing import Any, cast
 
 from ._offload import ToolResultOffloadingConfig
-from .model import Message, MessageStatus, Transcript
+from .model import Message, MessageStatus, Slot, Transcript
 from .policies import spec_for
 from .result import Result
 from .schema import SCHEMA_VERSION, Mode, ReportDict, RowDict, SettingsDict, SummaryDict
@@ -76,12 +76,12 @@ def window_start(result: Result) -> int | None:
 def _static(m: Message) -> tuple[str, str, str, str]:
     """role, tool name, call id and preview of a message as shown: memoised on it. A
     message that only calls tools previews its calls."""
-    hit = m._memo.get("row")
+    hit = m._memo.get(Slot.ROW)
     if hit is None:
         text = m.content if m.content or not m.tool_calls else "calls " + ", ".join(
             f"{c.name}({c.arguments})" for c in m.tool_calls)
         hit = (display_text(m.role), display_text(m.tool_name), display_text(m.tool_call_id), preview(text))
-        m._memo["row"] = hit
+        m._memo[Slot.ROW] = hit
     return hit
 
 

@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..model import Message, MessageStatus
+from ..model import Message, MessageStatus, Slot
 from ..policies import spec_for
 from ..report import display_text, window_start
 from ..result import Replay, Result
@@ -83,10 +83,10 @@ def _window_label(result: Result, start: int) -> str:
 
 def _hover_label(m: Message) -> str:
     """'tool read_file' / 'user', escaped for plotly; memoised on the message."""
-    hit = m._memo.get("hover")
+    hit = m._memo.get(Slot.HOVER)
     if hit is None:
         hit = html.escape(display_text(f"{m.role} {m.tool_name}" if m.role == "tool" else m.role))
-        m._memo["hover"] = hit
+        m._memo[Slot.HOVER] = hit
     return hit
 
 

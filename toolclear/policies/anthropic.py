@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from .. import checks
 from ..counters import TokenCounter, count_tokens
 from ..errors import ConfigError
-from ..model import Message, MessageStatus
+from ..model import Message, MessageStatus, Slot
 from ._engine import Pairing, with_inputs_cleared
 from ._spec import Knob, Option, PolicySpec, Preset
 
@@ -92,9 +92,9 @@ def _thinking_tokens(m: Message, counter: TokenCounter) -> int:
     thinking = (m.meta or {}).get("thinking")
     if not thinking:
         return 0
-    alone = m._memo.get("thinking")
+    alone = m._memo.get(Slot.THINKING)
     if alone is None:
-        alone = m._memo["thinking"] = Message("assistant", "\n".join(thinking))
+        alone = m._memo[Slot.THINKING] = Message("assistant", "\n".join(thinking))
     return count_tokens((alone,), counter)[0]
 
 

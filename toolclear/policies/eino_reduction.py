@@ -26,7 +26,7 @@ from typing import Any, Literal, Protocol
 from .. import checks
 from .._offload import StorageBackend
 from ..errors import ConfigError
-from ..model import Message, MessageStatus, utf8_len
+from ..model import Message, MessageStatus, Slot, utf8_len
 from ._export import go_list, go_str
 from ._spec import Knob, Option, PolicySpec, Preset
 
@@ -191,7 +191,7 @@ def _parts(m: Message, key: str) -> list[Any]:
 def _default_message_tokens(m: Message) -> int:
     """floor(bytes / 4) of role, reasoning, content, the calls of an assistant message
     and every text part (reduction.go:1620-1662), per message."""
-    memo = m._memo.get("reduction")
+    memo = m._memo.get(Slot.REDUCTION)
     if memo is not None:
         return memo
     reasoning = _raw(m, "reasoning_content")
@@ -205,7 +205,7 @@ def _default_message_tokens(m: Message) -> int:
                 text = p.get("text")
                 pieces += [text if isinstance(text, str) else "", "\n"]
     n = utf8_len("".join(pieces)) // 4
-    m._memo["reduction"] = n
+    m._memo[Slot.REDUCTION] = n
     return n
 
 

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 
 from .. import checks
 from ..errors import ConfigError
-from ..model import Message, MessageStatus
+from ..model import Message, MessageStatus, Slot
 from ._engine import Pairing, with_inputs_cleared
 from ._spec import Knob, Option, PolicySpec, Preset
 
@@ -150,7 +150,7 @@ def langchain_tokens(m: Message) -> int:
     content (text blocks, other blocks by their ``repr``), the repr of an assistant's
     tool calls unless its content is a list of blocks, a tool message's call id, the role
     and the name, over 4 rounded up, plus 3, plus 85 per image."""
-    memo = m._memo.get("langchain")
+    memo = m._memo.get(Slot.LANGCHAIN)
     if memo is not None:
         return int(memo)
     f = _facts(m)
@@ -162,7 +162,7 @@ def langchain_tokens(m: Message) -> int:
     chars += len(m.role)
     chars += len(langchain_name(m))
     n = math.ceil(chars / 4) + 3 + 85 * images
-    m._memo["langchain"] = n
+    m._memo[Slot.LANGCHAIN] = n
     return n
 
 
@@ -282,7 +282,7 @@ class LangChainEngine:
         if self.scan < length:
             new = self.msgs[self.scan:length]
             # counts memoised on each message: one dict probe each, a call only when new
-            toks = [m._memo.get("langchain") or langchain_tokens(m) for m in new]
+            toks = [m._memo.get(Slot.LANGCHAIN) or langchain_tokens(m) for m in new]
             self.prefix += accumulate(toks, initial=self.prefix[-1])
             del self.prefix[-len(toks) - 1]  # accumulate repeats the start
             last_ai, tools, ai = self.last_ai, self.tools, self.ai

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from .. import checks
 from ..errors import ConfigError
-from ..model import OMITTED, Message, MessageStatus
+from ..model import OMITTED, Message, MessageStatus, Slot
 from ._spec import Knob, Option, PolicySpec, Preset
 
 __all__ = ["SPEC", "openhands_toml", "swe_agent_yaml", "ObservationMaskingConfig"]
@@ -84,7 +84,7 @@ class ObservationMaskingConfig:
         ph = self.placeholder
         if "{lines}" not in ph:
             return ph
-        key = ("mask", ph)
+        key = (Slot.MASK, ph)
         hit: str | None = m._memo.get(key)
         if hit is None:
             meta = m.meta or {}
@@ -221,10 +221,10 @@ class OpenHandsEngine:
 
     def _omitted(self, i: int) -> Message:
         m = self.msgs[i]
-        hit = m._memo.get("omitted")
+        hit = m._memo.get(Slot.OMITTED)
         if hit is None:
             hit = Message(role=OMITTED, content="", meta=m.meta)
-            m._memo["omitted"] = hit
+            m._memo[Slot.OMITTED] = hit
         return hit
 
     def _masked(self, i: int) -> Message:
@@ -234,10 +234,10 @@ class OpenHandsEngine:
         after_user = j >= 0 and self.state.get(j, self.msgs[j]).role == "user"
         text = ("\n\n" if after_user else "") + self.config.placeholder
         m = self.msgs[i]
-        hit = m._memo.get("masked")
+        hit = m._memo.get(Slot.MASKED)
         if hit is None or hit.content != text:
             hit = Message(role="user", content=text, meta=m.meta)
-            m._memo["masked"] = hit
+            m._memo[Slot.MASKED] = hit
         return hit
 
     def _members(self, a: int) -> tuple[int, ...]:

@@ -30,7 +30,7 @@ from .formats import dump_all, list_formats, load_all, written_as
 from .formats._source import read_source
 from .lab import apply, compare, parse_policy, policy_name, replay
 from .model import Transcript
-from .policies import preset_named, spec_for
+from .policies import spec_for
 from .policies.eino_clear import (
     DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_THRESHOLD,
@@ -491,12 +491,11 @@ def _write_output(path: str | None, data: bytes, stdout: IO[bytes]) -> None:
 
 def _policy_setup(args: argparse.Namespace) -> tuple[Any, ToolResultOffloadingConfig | None, LocalDirBackend | None]:
     """The policy reduce runs, with its offloading and storage from the options."""
-    offloads = preset_named(args.policy.split(":")[0])[0].offloads  # it counts with a counter of its own
     config = parse_policy(args.policy, threshold=args.threshold, keep=args.keep, placeholder=args.placeholder,
-                          exclude=tuple(args.exclude) or None, counter=args.counter if offloads else None)
+                          exclude=tuple(args.exclude) or None, counter=args.counter)  # where its config names one
     spec = spec_for(config)
-    if args.counter is None:  # the policy's own counter option, where it names one
-        args.counter = (spec.counts_with(config) if spec.offloads else "") or "eino"
+    if args.counter is None:  # the counter the policy's config names, where it names one
+        args.counter = spec.steps_counter(config) or "eino"
     get_counter(args.counter)  # fail before any work if it cannot load
     offloading = backend = None
     if args.offload_dir:

@@ -200,14 +200,14 @@ def replay(
             raise ConfigError(f"persist={persist} is simulated call by call and this run would take "
                               f"{sum(calls):,} message-steps (limit {_LOOP_LIMIT:,}); use persist=None")
         # a policy with its own replay (eino's clear policy) has its steps in its own counter
-        count = get_counter((spec.counts_with(config) or counter) if spec.fast_replay is not None else counter)
+        count = get_counter(spec.steps_counter(config) or counter)
         engine = _LoopEngine(msgs, config, counter, backend, tools, persist)
         result = assemble(msgs, engine, config, count, calls, mode="replay")
         return _calibrated(_with(result, files=dict(backend.files) if isinstance(backend, MemoryBackend) else {},
                                  notes=(f"simulated call by call with persist={persist}",)), calibration, count)
     if spec.fast_replay is not None:
         return _calibrated(spec.fast_replay(messages, config, offloading=offloading, backend=backend), calibration,
-                           get_counter(spec.counts_with(config) or None))
+                           get_counter(spec.steps_counter(config) or None))
     if offloading is not None:
         raise ConfigError("offloading belongs to eino's clear policy; eino's reduction truncates instead")
     return _calibrated(_run(messages, config, counter, backend, tools, "replay", calibration), calibration,

@@ -107,9 +107,11 @@ class PolicySpec:
     settings: "go", "anthropic-json", "python", "toml", "yaml")."""
     needs_backend: Callable[[Any], bool] = field(default=lambda config: False)
     """Whether a replay of ``config`` needs a storage backend for the files it saves."""
-    counts_with: Callable[[Any], Any] = field(default=lambda config: "")
-    """The counter the policy's own trigger counts with, when it has its own: a name or
-    the callable itself ("" when it counts with whatever the caller passes)."""
+    steps_counter: Callable[[Any], Any] = field(default=lambda config: "")
+    """The counter the policy counts its steps in when its config names one (eino's
+    clear policy: its ``token_counter``), a name or the callable itself; "" when it
+    counts with the caller's counter. A trigger that keeps a counter of its own
+    (LangChain's approximate count) says so in its engine, not here."""
     saves_files: bool = False
     """It saves what it truncates or clears in a storage backend (eino's reduction)."""
     offloads: bool = False

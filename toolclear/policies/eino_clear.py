@@ -613,7 +613,7 @@ def _spec() -> PolicySpec:
         sticky=True,
         describe=lambda c: f"eino {c.tool_result_token_threshold:,}/{c.keep_recent_tokens:,}",
         exports=("go",),
-        counts_with=lambda config: config.token_counter,
+        steps_counter=lambda config: config.token_counter,
         fast_replay=replay,
         fast_apply=single_pass,
         offloads=True,

@@ -373,7 +373,6 @@ SPEC = PolicySpec(
     aliases={"threshold": "trigger", "exclude": "exclude_tools", "at_least": "clear_at_least"},
     describe=lambda c: f"langchain {c.trigger:,}/{c.keep}",
     exports=("python",),
-    counts_with=lambda config: "langchain",
     options=(Option("clear_at_least", "Clear at least (tokens; 0: no minimum)", "number",
                     "clear_at_least: clearing stops once this much is freed.", key="opt_least"),
              Option("exclude_tools", "Never clear these tools", "tools", key="opt_exclude"),

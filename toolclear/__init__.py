@@ -32,13 +32,15 @@ from .policies.eino_clear import (
     DEFAULT_PLACEHOLDER,
     DEFAULT_THRESHOLD,
     ClearToolResultConfig,
-    Reduction,
     reduce_by_tokens,
 )
+from .policies.eino_clear import Reduction as Reduction  # an earlier name of Result, not in __all__
 from .policies.eino_reduction import EinoReductionConfig, Truncated, truncate
 from .policies.langchain import LangChainClearToolUsesConfig
 from .policies.masking import ObservationMaskingConfig
-from .result import Replay, ReplayStep, Result, Step
+from .result import Replay as Replay  # an earlier name of Result
+from .result import ReplayStep as ReplayStep  # an earlier name of Step
+from .result import Result, Step
 from .windows import CONTEXT_WINDOWS, context_window, run_context_window, run_model
 
 __version__ = "0.1.0"
@@ -74,9 +76,6 @@ __all__ = [
     "pricing_for",
     "Pricing",
     "Recommendation",
-    "Reduction",
-    "Replay",
-    "ReplayStep",
     "Result",
     "Role",
     "Step",

@@ -448,3 +448,14 @@ def test_json_spans_find_the_last_duplicate_and_refuse_what_is_not_there() -> No
     assert json_spans(text, {("a", "missing"): "new"}) is None  # an empty object has no such key
     assert json_spans(text, {("b", 5): "new"}) is None
     assert json_spans(text, {("b", "x"): "new"}) is None
+
+
+def test_import_toolclear_stays_light() -> None:
+    """The core imports none of the heavy optional libraries: the app's, the counters',
+    the frameworks' and numpy come in only when a feature needs them."""
+    code = ("import sys, toolclear\n"
+            "heavy = ('numpy', 'pandas', 'streamlit', 'plotly', 'tiktoken', 'langchain', 'langchain_core', "
+            "'pydantic_ai', 'agents', 'dask', 'distributed', 'pyarrow', 'yaml')\n"
+            "print(','.join(m for m in heavy if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", out.stdout

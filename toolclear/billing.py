@@ -35,6 +35,7 @@ from .errors import ConfigError
 from .logfacts import (
     COMPACTION_TEXT,
     SYNTHETIC_MODEL,
+    _cut_before_each,
     _log_arrays,
     _log_facts,
     _log_of,
@@ -152,10 +153,12 @@ def _fit(result: Result, overhead: int, cuts: Sequence[int], prior: float = 1.0)
     sizes of at most the first 10 % of model calls (the run without the policy, as
     the log recorded it)."""
     np = _numpy()
+    if np is None:
+        return _fit_loop(result, overhead, cuts, prior)
     budget = _calls_in(result) // 10
     log = _log_of(result)
-    if np is None or not budget or not _log_facts(log)[1]:
-        return _fit_loop(result, overhead, cuts, prior)
+    if not budget or not _log_facts(log)[1]:  # no call to fit on
+        return overhead, prior, 0
     tr = result._trace
     ends = (_ints(np, tr.ends)[:budget] if tr is not None else
             np.fromiter((s.call_index for s in result.steps[:budget]), dtype=np.int64, count=budget))
@@ -165,9 +168,7 @@ def _fit(result: Result, overhead: int, cuts: Sequence[int], prior: float = 1.0)
     if not len(ys):
         return overhead, prior, 0
     prefix = _prefix(np, result)
-    cuts_a = np.asarray(cuts, dtype=np.int64)
-    pos = np.searchsorted(cuts_a, ends, side="left")
-    cut = np.where(pos > 0, cuts_a[np.maximum(pos - 1, 0)], 0) if len(cuts_a) else np.zeros_like(ends)
+    cut = _cut_before_each(np, cuts, ends)
     fitted, scale = fit_line((prefix[ends] - prefix[cut]).tolist(), ys.tolist(), prior)
     return fitted, scale, len(ys)
 

@@ -31,7 +31,7 @@ from typing import Any, Literal, NamedTuple
 
 from ._gc import paused_gc
 from ._kept import KeptFor
-from .logfacts import _log_arrays, _log_facts, _log_of, _numpy, _thinking_facts, _timestamp
+from .logfacts import _cut_before_each, _log_arrays, _log_facts, _log_of, _numpy, _thinking_facts, _timestamp
 from .model import Message
 from .prices import Pricing
 from .result import Result
@@ -498,8 +498,7 @@ def _segments(np: Any, result: Result, f: dict[str, Any], cuts: Sequence[int], w
     cuts_a = np.asarray(cuts, dtype=np.int64)
     kept = f.get("cuts")
     if kept is None or kept[0] != tuple(cuts):  # the same for the run with and without the policy
-        pos = np.searchsorted(cuts_a, ends, side="left")  # the compactions strictly before each call
-        cut = np.where(pos > 0, cuts_a[np.maximum(pos - 1, 0)], 0)
+        cut = _cut_before_each(np, cuts_a, ends)
         # the first call after each compaction (k_n: none), and one more for "no compaction"
         first_after = np.append(np.searchsorted(ends, cuts_a, side="right"), k_n)
         kept = f["cuts"] = (tuple(cuts), cut, cut != np.concatenate(([0], cut[:-1])), _prefix(np, result)[cut],

@@ -45,6 +45,16 @@ def compactions_of(messages: Sequence[Message]) -> tuple[int, ...]:
     return tuple(i for i, m in enumerate(messages) if m.role == "user" and m.content.startswith(COMPACTION_TEXT))
 
 
+def _cut_before_each(np: Any, cuts: Sequence[int], ends: Any) -> Any:
+    """``calibration.cut_before`` for every call at once: the last compaction strictly
+    before each of ``ends`` (0: none); ``cuts`` ascending."""
+    cuts_a = np.asarray(cuts, dtype=np.int64)
+    if not len(cuts_a):
+        return np.zeros_like(ends)
+    pos = np.searchsorted(cuts_a, ends, side="left")
+    return np.where(pos > 0, cuts_a[np.maximum(pos - 1, 0)], 0)
+
+
 def _numpy() -> Any:
     try:
         import numpy

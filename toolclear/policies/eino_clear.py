@@ -36,19 +36,21 @@ from ..result import Replay, ReplayStep, Result, Trace
 from ._export import go_int, go_str
 from ._spec import Knob, PolicySpec, Preset
 
-__all__ = ["SPEC", "EinoClearEngine", "single_pass", "go_snippet", 
-    "Replay",
-    "ReplayStep",
-    "model_calls",
-    "replay",
-
+__all__ = [
     "DEFAULT_KEEP_RECENT_TOKENS",
     "DEFAULT_PLACEHOLDER",
     "DEFAULT_THRESHOLD",
+    "SPEC",
     "ClearToolResultConfig",
+    "EinoClearEngine",
     "Reduction",
+    "Replay",
+    "ReplayStep",
     "SequenceIndex",
+    "go_snippet",
+    "model_calls",
     "reduce_by_tokens",
+    "replay",
     "sequence_index",
 ]
 
@@ -326,8 +328,9 @@ def reduce_by_tokens(
     *,
     offloading: ToolResultOffloadingConfig | None = None,
     backend: StorageBackend | None = None,
-) -> Reduction:
-    """Run the policy once over ``messages`` (the context of one model call).
+) -> Result:
+    """Run the policy once over ``messages`` (the context of one model call): a
+    ``Result`` in mode "single pass", its one step the call after the last message.
 
     With ``offloading``, tool results too large are first offloaded to ``backend`` (a
     ``MemoryBackend`` if none is given), as they would have been when they arrived.
@@ -399,7 +402,7 @@ def replay(
     *,
     offloading: ToolResultOffloadingConfig | None = None,
     backend: StorageBackend | None = None,
-) -> Replay:
+) -> Result:
     """Simulate the policy before every model call of a whole run.
 
     With ``offloading``, each tool result is first offloaded as it arrives (written to
@@ -473,7 +476,7 @@ def replay(
 
     final = ix.output(tuple(newly_all), ph)
     trace = Trace(array("q", calls), prefix, at, at_low, at_high, at_saved, array("q", newly_all), each_saved)
-    return Replay(
+    return Result(
         messages=final,
         steps=tuple(steps),
         token_counts=counts,
@@ -532,11 +535,6 @@ def go_snippet(
             "mw, err := reduction.NewChatModelAgentMiddleware(ctx, cfg)\n"
         )
     return "\n".join(notes + [body]).rstrip() + "\n"
-
-
-def single_pass(messages: Sequence[Message], config: ClearToolResultConfig, **kw: Any) -> Result:
-    """One run of the policy (``reduce_by_tokens``): one step, the call after the last message."""
-    return reduce_by_tokens(messages, config, **kw)
 
 
 class EinoClearEngine:
@@ -615,7 +613,7 @@ def _spec() -> PolicySpec:
         exports=("go",),
         steps_counter=lambda config: config.token_counter,
         fast_replay=replay,
-        fast_apply=single_pass,
+        fast_apply=reduce_by_tokens,
         offloads=True,
         window=True,
         changed_noun="tool result(s) cleared",

@@ -73,8 +73,9 @@ def test_compare_and_the_corpus_take_it(tmp_path) -> None:
                                                              calibration=cal).tokens_sent_unreduced
     (tmp_path / SESSIONS[0].name).write_bytes(SESSIONS[0].read_bytes())
     corpus = tc.load_corpus(tmp_path)
-    plain = tc.sweep_corpus(corpus, [tc.AnthropicClearToolUsesConfig()], engine="serial").table
-    sent = tc.sweep_corpus(corpus, [tc.AnthropicClearToolUsesConfig()], engine="serial", calibration=True).table
+    # calibrating (the default) replays in tokens as sent, as the app and the CLI do
+    plain = tc.sweep_corpus(corpus, [tc.AnthropicClearToolUsesConfig()], engine="serial", calibrate=False).table
+    sent = tc.sweep_corpus(corpus, [tc.AnthropicClearToolUsesConfig()], engine="serial").table
     assert sent["tokens_sent_unreduced"].iloc[0] == cmp.results[0].tokens_sent_unreduced
     one = tc.replay(t, tc.AnthropicClearToolUsesConfig(), calibration=cal)
     assert sent["peak_context"].iloc[0] == max(s.context_tokens for s in one.model_call_steps)

@@ -233,8 +233,10 @@ def test_cli_compare_gets_a_dollars_column() -> None:
                              "--json", flag)
         assert code == 0, err
         row = __import__("json").loads(out)["policies"][0]
-        c = tc.cost(tc.replay(t.messages, tc.AnthropicClearToolUsesConfig(20_000)), "gpt-5", calibrate=calibrate,
-                    compactions=[k for k, _ in t.marks])
+        # calibrating puts the replay in tokens as sent too, as the app does (one rule: lab.sent_as)
+        sent = tc.lab.sent_as(t.messages, "eino") if calibrate else None
+        c = tc.cost(tc.replay(t.messages, tc.AnthropicClearToolUsesConfig(20_000), calibration=sent), "gpt-5",
+                    calibrate=calibrate, compactions=[k for k, _ in t.marks])
         assert row["dollars"] == pytest.approx(c.dollars, abs=1e-6), flag
         assert row["dollars_saved"] == pytest.approx(c.dollars_saved, abs=1e-6)
         # the same dollars through reduce, which prices one run

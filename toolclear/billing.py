@@ -388,6 +388,30 @@ def run_pricing(messages: Sequence[Message], pricing: Pricing | str | None = "au
     return pricing_for(run_model(messages))
 
 
+DEFAULT_PRICING = "claude-sonnet-4-5"
+"""What a run is priced at when its log names no model toolclear can price (SWE-agent,
+mini-swe-agent and OpenHands trajectories often do not): a stated default, said in a
+note beside the dollars, never a silently dropped run."""
+
+
+def pricing_of(messages: Sequence[Message], pricing: Pricing | str | None = "auto") -> tuple[Pricing, str]:
+    """The prices of one run and what they assumed: ``pricing`` as given, or with
+    ``"auto"`` (or None) the prices of the model its log names, else ``DEFAULT_PRICING``
+    with a note that says so. The one rule the app, the CLI, the corpus and ``advise``
+    price a run by."""
+    if pricing not in (None, "auto"):
+        assert pricing is not None
+        return resolve(pricing), ""
+    from .windows import run_model
+
+    model = run_model(messages)
+    try:
+        return pricing_for(model), ""
+    except ConfigError:
+        said = f"names {model}, which no price list covers" if model else "names no model"
+        return resolve(DEFAULT_PRICING), f"the log {said}: priced at {DEFAULT_PRICING} (toolclear's default)"
+
+
 def _run_preset(messages: Sequence[Message]) -> Pricing:
     """The preset of the model most calls name, to stand for a run priced per call."""
     try:

@@ -28,7 +28,7 @@ from .counters import count_tokens, get_counter, list_counters
 from .errors import ToolclearError
 from .formats import dump_all, list_formats, load_all, written_as
 from .formats._source import read_source
-from .lab import apply, compare, parse_policy, policy_name, replay
+from .lab import apply, compare, parse_policy, policy_name, replay, sent_as
 from .model import Transcript
 from .policies import spec_for
 from .policies.eino_clear import (
@@ -205,6 +205,14 @@ def _range(text: str) -> list[int]:
     return spread(*parts)
 
 
+def _input_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", default="auto", help="input format (default: auto-detect; see 'toolclear formats')")
+    p.add_argument("--conversation", metavar="ID", help="only this conversation of a file that holds several")
+    p.add_argument("--counter", default=None,
+                   help="token counter (default: eino, or the one --policy eino:counter=NAME names; see "
+                        "'toolclear counters')")
+
+
 def _parser() -> _Parser:
     parser = _Parser(
         prog="toolclear",
@@ -216,7 +224,13 @@ def _parser() -> _Parser:
 
     common = _Parser(add_help=False)
     common.add_argument("input", metavar="INPUT", help="transcript file, or - for standard input")
-    common.add_argument("--format", default="auto", help="input format (default: auto-detect; see 'toolclear formats')")
+    options = _Parser(add_help=False)  # the same options, with INPUT optional: the newest session on this machine
+    options.add_argument("input", metavar="INPUT", nargs="?",
+                         help="transcript file, or - for standard input (default: the newest agent session on this "
+                              "machine, as 'toolclear sessions' lists them)")
+    for p in (common, options):
+        _input_options(p)
+, default="auto", help="input format (default: auto-detect; see 'toolclear formats')")
     common.add_argument("--conversation", metavar="ID", help="only this conversation of a file that holds several")
     common.add_argument("--counter", default=None,
                         help="token counter (default: eino, or the one --policy eino:counter=NAME names; see "
@@ -525,8 +539,9 @@ def _run_policy(t: Transcript, config: Any, args: argparse.Namespace, offloading
         if args.replay:
             return replay(t.messages, config, offloading=offloading, backend=backend)
         return reduce_by_tokens(t.messages, config, offloading=offloading, backend=backend)
-    if args.replay:
-        return replay(t.messages, config, backend=backend, counter=args.counter)
+    if args.replay:  # calibrated as the app, compare and the corpus calibrate (one rule: lab.sent_as)
+        sent = sent_as(t.messages, args.counter) if getattr(args, "calibrate", True) else None
+        return replay(t.messages, config, backend=backend, counter=args.counter, calibration=sent)
     return apply(t.messages, config, backend=backend, counter=args.counter)
 
 

@@ -281,28 +281,19 @@ def spread(a: int, b: int, n: int) -> list[int]:
 ROW_FIELDS = ("run", "file", "conversation", "config", "policy", "messages", "model_calls", "tool_result_tokens",
               "tokens_sent", "tokens_sent_unreduced", "tokens_saved", "peak_context", "results_cleared",
               "cache_breaks", "needed_results", "lost_references", "refetch_tokens", "pricing", "dollars",
-              "dollars_without_policy", "dollars_saved", "refetch_dollars", "net_dollars_saved", "error")
+              "dollars_without_policy", "dollars_saved", "refetch_dollars", "net_dollars_saved", "note", "error")
 
 
 def _rows_for_file(f: CorpusFile, data: bytes | None, fmt: str, configs: Sequence[Any], labels: Sequence[str],
-                   mode: str, pricing: Any, counter: Any, calibrate: bool = False, calibration: bool = False
+                   mode: str, pricing: Any, counter: Any, calibrate: bool = True, calibration: bool = False
                    ) -> tuple[list[tuple[Any, ...]], str | None]:
     """Every config on every run of one file (what one worker does); ``data`` is the
-    file's bytes when they came out of an archive, else None (the worker reads it)."""
-    from ._offload import MemoryBackend
-    from .billing import cost, run_pricing
-    from .calibration import Calibration
-    from .calibration import calibrate as calibrate_run
+    file's bytes when they came out of an archive, else None (the worker reads it).
+    Each row is ``toolclear.compare``'s row of that config on that run, priced and
+    calibrated as the app, the CLI and ``advise`` do (``pricing_of``, ``sent_as``)."""
+    from .billing import pricing_of
     from .counters import count_tokens
-    from .lab import apply, loss_columns, policy_name, replay
-    from .policies import spec_for
-
-    fitted: dict[int, Calibration] = {}
-
-    def sent_as(t: Any) -> Calibration:  # one calibration per run, whatever the number of configs
-        if id(t) not in fitted:
-            fitted[id(t)] = calibrate_run(t.messages, counter)
-        return fitted[id(t)]
+    from .lab import compare, policy_name, sent_as
 
     try:
         transcripts = _load(f, fmt, data)
@@ -314,41 +305,26 @@ def _rows_for_file(f: CorpusFile, data: bytes | None, fmt: str, configs: Sequenc
     for t in transcripts:
         counts = count_tokens(t.messages, counter or "eino")
         tool_tokens = sum(c for m, c in zip(t.messages, counts) if m.role == "tool")
-        price_error = ""
-        try:
-            priced = run_pricing(t.messages, pricing) if mode == "replay" else None
-        except ToolclearError as exc:
-            priced, price_error = None, str(exc)
+        price_error, note, priced = "", "", None
+        if mode == "replay" and pricing is not None:
+            try:
+                priced, note = pricing_of(t.messages, pricing)
+            except ToolclearError as exc:
+                price_error = str(exc)
+        sent = sent_as(t.messages, counter) if mode == "replay" and (calibrate or calibration) else None
+        marks = [k for k, _ in t.marks]
         for cfg, label in zip(configs, labels):
             row: dict[str, Any] = {"run": f"{f.label}#{t.id}", "file": f.label, "conversation": t.id,
-                                   "config": label, "policy": policy_name(cfg), "messages": len(t.messages),
-                                   "tool_result_tokens": tool_tokens, "error": price_error,
-                                   "pricing": getattr(priced, "name", None)}
-            if price_error:
-                rows.append(tuple(row.get(k) for k in ROW_FIELDS))
-                continue
-            try:
-                backend = MemoryBackend() if spec_for(cfg).needs_backend(cfg) \
-                    else None
-                if mode == "replay":
-                    r = replay(t.messages, cfg, backend=backend, counter=counter,
-                               calibration=sent_as(t) if calibration else None)
-                else:
-                    r = apply(t.messages, cfg, backend=backend, counter=counter)
-                calls = r.model_call_steps
-                row.update(tokens_sent=r.tokens_sent, tokens_sent_unreduced=r.tokens_sent_unreduced,
-                           tokens_saved=r.tokens_sent_unreduced - r.tokens_sent, model_calls=len(calls),
-                           peak_context=max((s.context_tokens for s in calls), default=0),
-                           results_cleared=len(r.cleared_indices), cache_breaks=r.cache_breaks)
-                c = cost(r, priced, calibrate=calibrate, compactions=[k for k, _ in t.marks]) \
-                    if priced is not None and mode == "replay" else None
-                row.update(loss_columns(r, c.losses if c is not None else None))
-                if c is not None:
-                    row.update(dollars=c.dollars, dollars_without_policy=c.dollars_without_policy,
-                               dollars_saved=c.dollars_saved, refetch_dollars=c.refetch_dollars,
-                               net_dollars_saved=c.net_dollars_saved)
-            except ToolclearError as exc:
-                row["error"] = str(exc)
+                                   "messages": len(t.messages), "tool_result_tokens": tool_tokens,
+                                   "error": price_error, "pricing": getattr(priced, "name", None), "note": note}
+            if not price_error:
+                try:
+                    cmp = compare(t.messages, [cfg], mode=mode, counter=counter, pricing=priced,
+                                  calibrate=calibrate, compactions=marks, calibration=sent)
+                    row.update(cmp.rows[0])
+                except ToolclearError as exc:
+                    row["error"] = str(exc)
+            row.update(config=label, policy=policy_name(cfg))
             rows.append(tuple(row.get(k) for k in ROW_FIELDS))  # tuples: cheaper to send back and to tabulate
     return rows, None
 

@@ -223,41 +223,48 @@ class Comparison:
     labels: tuple[str, ...]
     costs: tuple[Any, ...] = ()
     """Each result priced (``toolclear.cost``) when ``compare`` was given a pricing."""
+    notes: tuple[str, ...] = ()
+    """What the pricing assumed that the log did not say (a stated default model)."""
 
     @property
     def table(self) -> pd.DataFrame:
         """One row per config: peak context, tokens sent, results cleared, cache breaks."""
         import pandas as pd
 
-        rows = []
+        return pd.DataFrame(self.rows)
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """The table as plain dicts (no pandas): what the CLI prints and JSON carries."""
         priced = list(self.costs) or [None] * len(self.results)
-        for label, cfg, r, c in zip(self.labels, self.configs, self.results, priced):
-            calls = r.model_call_steps
-            sent, unreduced = r.tokens_sent, r.tokens_sent_unreduced
-            rows.append({
-                "policy": label,
-                "kind": policy_name(cfg),
-                "model_calls": len(calls),
-                "peak_context": max((s.context_tokens for s in calls), default=0),
-                "peak_context_unreduced": max((s.context_tokens_unreduced for s in calls), default=0),
-                "tokens_sent": sent,
-                "tokens_sent_unreduced": unreduced,
-                "tokens_saved": unreduced - sent,
-                "saved_percent": round(100 * (unreduced - sent) / unreduced, 2) if unreduced else 0.0,
-                "results_cleared": len(r.cleared_indices),
-                "cache_breaks": r.cache_breaks,
-                "final_tokens": r.tokens_after,
-                **loss_columns(r, c.losses if c is not None else None),
-            })
-        for k, c in enumerate(self.costs):
-            # dollars first, right after the policy: they are what a user decides on
-            rows[k] = {"policy": rows[k]["policy"], "dollars": round(c.dollars, 6),
-                       "dollars_without_policy": round(c.dollars_without_policy, 6),
-                       "dollars_saved": round(c.dollars_saved, 6),
-                       "refetch_dollars": round(c.refetch_dollars, 6),
-                       "net_dollars_saved": round(c.net_dollars_saved, 6),
-                       **{key: v for key, v in rows[k].items() if key != "policy"}}
-        return pd.DataFrame(rows)
+        return [row(label, cfg, r, c) for label, cfg, r, c in zip(self.labels, self.configs, self.results, priced)]
+
+
+def row(label: str, config: Any, r: Result, c: Any = None) -> dict[str, Any]:
+    """One policy's row of a comparison, with its dollars first when priced: the one
+    place a row's figures are worked out (compare, the corpus, ``advise``, the report)."""
+    calls = r.model_call_steps
+    sent, unreduced = r.tokens_sent, r.tokens_sent_unreduced
+    out: dict[str, Any] = {"policy": label}
+    if c is not None:  # dollars first, right after the policy: they are what a user decides on
+        out.update(dollars=round(c.dollars, 6), dollars_without_policy=round(c.dollars_without_policy, 6),
+                   dollars_saved=round(c.dollars_saved, 6), refetch_dollars=round(c.refetch_dollars, 6),
+                   net_dollars_saved=round(c.net_dollars_saved, 6))
+    out.update({
+        "kind": policy_name(config),
+        "model_calls": len(calls),
+        "peak_context": max((s.context_tokens for s in calls), default=0),
+        "peak_context_unreduced": max((s.context_tokens_unreduced for s in calls), default=0),
+        "tokens_sent": sent,
+        "tokens_sent_unreduced": unreduced,
+        "tokens_saved": unreduced - sent,
+        "saved_percent": round(100 * (unreduced - sent) / unreduced, 2) if unreduced else 0.0,
+        "results_cleared": len(r.changed_indices),
+        "cache_breaks": r.cache_breaks,
+        "final_tokens": r.tokens_after,
+        **loss_columns(r, c.losses if c is not None else None),
+    })
+    return out
 
 
 def loss_columns(result: Result, lost: Any = None) -> dict[str, int]:
@@ -295,6 +302,8 @@ def compare(
     from ._offload import MemoryBackend
 
     msgs = tuple(messages)
+    if calibration is None and calibrate and mode == "replay":
+        calibration = sent_as(msgs, counter)
     results = []
     for cfg in configs:
         needs = spec_for(cfg).needs_backend(cfg)
@@ -310,13 +319,26 @@ def compare(
         if seen[lab] > 1:
             labels[k] = f"{lab} ({seen[lab]})"
     costs: tuple[Any, ...] = ()
+    notes: tuple[str, ...] = ()
     if pricing is not None:
-        from .billing import cost
+        from .billing import cost, pricing_of
 
         if mode != "replay":
             raise ConfigError("pricing needs a replay: a single pass has no model calls to price")
-        costs = tuple(cost(r, pricing, calibrate=calibrate, compactions=compactions) for r in results)
-    return Comparison(tuple(configs), tuple(results), tuple(labels), costs)
+        priced, note = pricing_of(msgs, pricing)
+        notes = (note,) if note else ()
+        costs = tuple(cost(r, priced, calibrate=calibrate, compactions=compactions) for r in results)
+    return Comparison(tuple(configs), tuple(results), tuple(labels), costs, notes)
+
+
+def sent_as(messages: Sequence[Message], counter: str | TokenCounter | None = None) -> Calibration | None:
+    """The run's calibration when its log recorded usage to fit on (replays then speak in
+    tokens as the model was sent them), else None: the one rule the app, the CLI, the
+    corpus and ``advise`` follow when they calibrate."""
+    from .calibration import calibrate
+
+    found = calibrate(tuple(messages), counter)
+    return found if found.fitted else None
 
 
 def _split_top(text: str) -> list[str]:

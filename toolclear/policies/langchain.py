@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 from bisect import bisect_right, insort
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any, NamedTuple
@@ -206,8 +206,6 @@ class LangChainEngine:
         self.by_key: dict[tuple[Message, tuple[Any, frozenset[str]]], list[int]] = {}
         self.stopped = False
         self.applied = 0  # seq[:applied] is in the view
-        self.offset: Callable[[int], int] | None = None
-        """Tokens the request holds beyond these messages at a call (a calibration)."""
 
     @property
     def pairs(self) -> Pairing:
@@ -298,7 +296,7 @@ class LangChainEngine:
             self.last_ai, self.scan = last_ai, length
         c = self.config
         target = 0
-        if self.prefix[length] + (self.offset(length) if self.offset else 0) > c.trigger:
+        if self.prefix[length] > c.trigger:  # its own count of the messages, calibrated or not
             eligible = 0 if c.keep >= len(self.tools) else len(self.tools) - c.keep
             self._extend(eligible)
             target = self._count_upto(eligible)

@@ -1,0 +1,150 @@
+"""The one answer a user came for: what a policy saves or costs on a run in dollars,
+with the prompt cache counted, and the cheapest setting tried.
+
+``verdict`` replays the setting and a few others scaled to the run (every registered
+policy at its defaults and at numbers that make it act on this run) through
+``toolclear.compare``, priced and calibrated the same way everywhere (``pricing_of``,
+``sent_as``), so the app's first screen, ``toolclear inspect``/``compare``/``advise``/
+``report`` and the Corpus page give the same dollars for the same run and setting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .lab import Comparison, compare, parse_policy, policy_spec
+from .model import Message, Transcript
+
+__all__ = ["DEFAULT_SPECS", "Verdict", "candidates", "verdict"]
+
+DEFAULT_SPECS: tuple[str, ...] = ("eino", "eino-reduction:skip_truncation=true", "anthropic", "langchain",
+                                  "openhands", "swe-agent")
+"""Every built-in family at its reference's defaults: what ``compare`` runs unless told."""
+
+
+def _round(value: float) -> int:
+    from .corpus import _nice
+
+    return max(1, _nice(value))
+
+
+def candidates(messages: Sequence[Message], counter: str | None = None) -> list[str]:
+    """The settings a verdict tries on a run: each family at its defaults, and the
+    token-triggered ones at round numbers scaled to this run (a third of its tokens),
+    so each of them acts on it whatever its size."""
+    from .counters import count_tokens
+    from .policies.eino_reduction import reduction_tokens
+    from .policies.langchain import langchain_tokens
+
+    msgs = tuple(messages)
+    third = _round(sum(count_tokens(msgs, counter or "eino")) / 3)
+    scaled = [f"eino:threshold={_round(third / 2)},keep={third}", f"anthropic:trigger={third}",
+              f"langchain:trigger={_round(sum(langchain_tokens(m) for m in msgs) / 3)}",
+              f"eino-reduction:threshold={_round(reduction_tokens(msgs) / 3)},skip_truncation=true"]
+    out: list[str] = []
+    for spec in (*DEFAULT_SPECS, *scaled):
+        canonical = policy_spec(parse_policy(spec))
+        if canonical not in out:
+            out.append(canonical)
+    return out
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A setting on one run, in dollars with the prompt cache, beside the cheapest tried."""
+
+    policy: str
+    """The setting judged, as ``--policy`` takes it."""
+    row: dict[str, Any]
+    """Its row of the comparison (``Comparison.rows``): dollars, breaks, changed, needed."""
+    best: dict[str, Any] | None
+    """The row of the cheapest setting tried (net of re-fetching what it lost), or None
+    when none does better than no policy."""
+    tried: int
+    pricing: str
+    notes: tuple[str, ...] = ()
+    comparison: Comparison | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def dollars(self) -> float:
+        return float(self.row["dollars"])
+
+    @property
+    def dollars_without_policy(self) -> float:
+        return float(self.row["dollars_without_policy"])
+
+    @property
+    def dollars_saved(self) -> float:
+        """Positive: the setting saves money; negative: it costs more than doing nothing."""
+        return float(self.row["dollars_saved"])
+
+    @property
+    def pays(self) -> bool:
+        return float(self.row["net_dollars_saved"]) > 0
+
+    @property
+    def headline(self) -> str:
+        """The verdict in one sentence, then the cheapest setting in another."""
+        from .report import usd
+
+        r, saved = self.row, self.dollars_saved
+        breaks = int(r["cache_breaks"])
+        against = f"{usd(self.dollars)} against {usd(self.dollars_without_policy)} without it"
+        if saved >= 0:
+            first = f"{self.policy} saves {usd(saved)} on this run ({against})"
+        else:
+            first = (f"{self.policy} costs {usd(-saved)} more than doing nothing ({against}): "
+                     f"{breaks:,} cache break(s) make the calls after them write the cached prefix again")
+        lost = (f"; {int(r['needed_results']):,} of the {int(r['results_cleared']):,} results it changed were "
+                "needed later" if r["results_cleared"] else "; it changes nothing")
+        if self.best is None:
+            second = f"No setting of the {self.tried} tried does better than no policy on this run."
+        elif self.best["policy"] == self.policy:
+            second = f"It is the cheapest of the {self.tried} settings tried."
+        else:
+            second = (f"Cheapest of the {self.tried} settings tried: {self.best['policy']}, saving "
+                      f"{usd(float(self.best['net_dollars_saved']))} net of re-fetching what it lost.")
+        return f"{first}{lost}. {second}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"policy": self.policy, "pays": self.pays, "pricing": self.pricing, "headline": self.headline,
+                "row": _plain(self.row), "best": _plain(self.best) if self.best is not None else None,
+                "tried": self.tried, "notes": list(self.notes)}
+
+
+def _plain(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: (v.item() if callable(getattr(v, "item", None)) else v) for k, v in row.items()}
+
+
+def verdict(
+    run: Transcript | Sequence[Message],
+    config: Any = None,
+    *,
+    pricing: Any = "auto",
+    calibrate: bool = True,
+    counter: str | None = None,
+    tried: Sequence[Any] | None = None,
+) -> Verdict:
+    """``config`` (a config or a ``--policy`` spec; eino's defaults when None) replayed
+    on ``run`` and priced with the prompt cache, beside the settings ``tried`` (by
+    default ``candidates(run)``): which costs least, and what each lost. ``pricing``:
+    "auto" (the log's model, else a stated default), a preset's or model's name, or a
+    ``Pricing``."""
+    msgs = run.messages if isinstance(run, Transcript) else tuple(run)
+    marks = [k for k, _ in run.marks] if isinstance(run, Transcript) else None
+    chosen = parse_policy(config) if isinstance(config, str) else config if config is not None \
+        else parse_policy("eino")
+    others = [parse_policy(s) if isinstance(s, str) else s for s in (tried if tried is not None
+                                                                      else candidates(msgs, counter))]
+    mine = policy_spec(chosen)
+    configs = [chosen, *(c for c in others if policy_spec(c) != mine)]
+    cmp = compare(msgs, configs, counter=counter, pricing=pricing, calibrate=calibrate, compactions=marks)
+    rows = cmp.rows
+    for r, cfg in zip(rows, configs):
+        r["policy"] = policy_spec(cfg)
+    paying = [r for r in rows if r["net_dollars_saved"] > 0]
+    best = min(paying, key=lambda r: (-r["net_dollars_saved"], r["needed_results"])) if paying else None
+    return Verdict(mine, rows[0], best, len(rows), cmp.costs[0].pricing.name if cmp.costs else "",
+                   cmp.notes, cmp)

@@ -111,7 +111,10 @@ def test_reduce_with_offloading_writes_files(tmp_path) -> None:
 def test_inspect_summarises() -> None:
     code, out, err = run("inspect", str(SAMPLE))
     text = out.decode()
-    assert code == 0 and err == ""
+    # the sample names no model: priced at the stated default, said once on stderr
+    assert code == 0 and err == "toolclear: note: the log names no model: priced at claude-sonnet-4-5 " \
+        "(toolclear's default)\n"
+    assert text.index("verdict (claude-sonnet-4-5, prompt cache counted): eino") < text.index("tool results:")
     assert "openai, 1 conversation(s)" in text and "read_file" in text
     summary = tc.reduce_by_tokens(tc.load(SAMPLE).messages)
     assert f"clears {len(summary.cleared_indices)} result(s)" in text
@@ -140,7 +143,7 @@ def test_formats_and_counters_commands() -> None:
         (["reduce", str(SAMPLE), "--counter", "nope"], "unknown token counter 'nope'"),
         (["reduce", str(SAMPLE), "--format", "nope"], "unknown format 'nope'"),
         (["reduce", str(SAMPLE), "--conversation", "x"], "no conversation with id 'x'"),
-        (["inspect"], "the following arguments are required: INPUT"),
+        (["reduce"], "the following arguments are required: INPUT"),
         (["frobnicate"], "invalid choice"),
         (["reduce", str(CORPUS / "openai_chat" / "tau-bench_gpt-4o_airline_historical-trajectories.json"),
           "-o", "/nonexistent-dir/x.json"], "cannot write /nonexistent-dir/x.json"),
@@ -200,5 +203,5 @@ def test_inspect_takes_threshold_and_keep() -> None:
                 stderr=io.StringIO()) == 0
     text = out.getvalue().decode()
     r = tc.reduce_by_tokens(tc.load(SAMPLE).messages, tc.ClearToolResultConfig(100, 200))
-    assert "with threshold 100, keep 200:" in text
+    assert "eino 100/200:" in text
     assert f"single pass: clears {len(r.cleared_indices)} result(s)" in text

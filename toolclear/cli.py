@@ -23,7 +23,7 @@ from typing import IO, Any, NoReturn
 
 from . import __version__
 from ._offload import DEFAULT_OFFLOADING_TOKEN_LIMIT, LocalDirBackend, ToolResultOffloadingConfig
-from .billing import MAX_PRICE, PRICING, Pricing, cost, run_pricing
+from .billing import DEFAULT_PRICING, MAX_PRICE, PRICING, Pricing, cost, pricing_of
 from .counters import count_tokens, get_counter, list_counters
 from .errors import ToolclearError
 from .formats import dump_all, list_formats, load_all, written_as
@@ -34,7 +34,6 @@ from .policies import spec_for
 from .policies.eino_clear import (
     DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_THRESHOLD,
-    ClearToolResultConfig,
     reduce_by_tokens,
 )
 from .prices import pricing_for, resolve
@@ -49,6 +48,7 @@ from .report import (
     usd,
 )
 from .result import Result
+from .verdict import DEFAULT_SPECS, verdict
 
 __all__ = ["main"]
 
@@ -155,10 +155,12 @@ def _dollars(text: str) -> float:
     return value
 
 
-def _pricing_options(parser: argparse.ArgumentParser, title: str) -> None:
+def _pricing_options(parser: argparse.ArgumentParser, title: str, default: str | None = None) -> None:
     g = parser.add_argument_group(f"money ({title}; presets: 'toolclear prices')")
-    g.add_argument("--pricing", metavar="NAME", help="price each model call with this preset's prices and cache, "
-                   "or 'auto': the preset of the model the log names")
+    g.add_argument("--pricing", metavar="NAME", default=default,
+                   help="price each model call with this preset's prices and cache, or 'auto': the prices of the "
+                        f"model the log names ({DEFAULT_PRICING} when it names none, said in a note)"
+                        + (f"; 'none' for no dollars (default: {default})" if default else ""))
     g.add_argument("--price-input", type=_dollars, metavar="USD", help="input, dollars per million tokens")
     g.add_argument("--price-output", type=_dollars, metavar="USD", help="output, dollars per million tokens")
     g.add_argument("--price-cache-write", type=_dollars, metavar="USD", help="cache write, dollars per million")
@@ -177,6 +179,10 @@ def _pricing(args: argparse.Namespace) -> Pricing | None:
                                ("cache_write", args.price_cache_write), ("cache_read", args.price_cache_read),
                                ("cache", args.cache), ("ttl_seconds", args.ttl),
                                ("overhead_tokens", args.overhead)) if v is not None}
+    if args.pricing == "none":
+        if given:
+            raise UsageError("--pricing none prices nothing: drop the --price-* options, or name a preset")
+        return None
     if args.pricing is None and not given:
         return None
     if args.pricing is None and ("input" not in given or "output" not in given):
@@ -230,11 +236,6 @@ def _parser() -> _Parser:
                               "machine, as 'toolclear sessions' lists them)")
     for p in (common, options):
         _input_options(p)
-, default="auto", help="input format (default: auto-detect; see 'toolclear formats')")
-    common.add_argument("--conversation", metavar="ID", help="only this conversation of a file that holds several")
-    common.add_argument("--counter", default=None,
-                        help="token counter (default: eino, or the one --policy eino:counter=NAME names; see "
-                             "'toolclear counters')")
 
     red = sub.add_parser(
         "reduce",
@@ -269,8 +270,8 @@ def _parser() -> _Parser:
 
     cmp_ = sub.add_parser(
         "compare",
-        parents=[common],
-        help="several policies side by side on the same transcript",
+        parents=[options],
+        help="several policies side by side on the same transcript, the verdict first",
         description="Replay each policy over the run (or apply it once with --single-pass) and print a table: "
         "peak context, tokens sent over all calls, results changed, prompt-cache breaks. Tokens are counted "
         "with --counter for every policy. Policies as in 'toolclear reduce --help'.",
@@ -281,7 +282,7 @@ def _parser() -> _Parser:
                       help="a policy to compare (repeatable; default: every policy at its defaults)")
     cmp_.add_argument("--single-pass", action="store_true", help="apply each policy once to the whole history")
     cmp_.add_argument("--json", action="store_true", help="print JSON (one object per conversation) instead")
-    _pricing_options(cmp_, "every policy is replayed and priced alike")
+    _pricing_options(cmp_, "every policy is replayed and priced alike", default="auto")
 
     corp = sub.add_parser(
         "corpus",
@@ -318,17 +319,60 @@ def _parser() -> _Parser:
 
     insp = sub.add_parser(
         "inspect",
-        parents=[common],
-        help="summarise a transcript and what the policy would clear",
-        description="Messages, tool results per tool with their tokens, totals, recorded usage, and what "
-        "the policy would clear (eino's defaults 20,000 / 40,000, or --threshold / --keep).",
+        parents=[options],
+        help="the verdict first (what the policy saves or costs in dollars), then what it clears and why",
+        description="First the verdict: the policy replayed over the run and priced with the prompt cache, "
+        "against doing nothing and the cheapest of a few other settings. Then messages, tool results per tool "
+        "with their tokens, recorded usage, and what the policy clears.",
         epilog=_INSPECT_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    insp.add_argument("--threshold", type=_non_negative, default=DEFAULT_THRESHOLD,
-                      help=f"tool-result token threshold, taken literally (default: {DEFAULT_THRESHOLD})")
-    insp.add_argument("--keep", type=_non_negative, default=DEFAULT_KEEP_RECENT_TOKENS,
-                      help=f"keep-recent token budget, taken literally (default: {DEFAULT_KEEP_RECENT_TOKENS})")
+    insp.add_argument("--policy", default="eino", metavar="SPEC",
+                      help="the policy and its options, NAME[:option=value,...] (default: eino; see 'toolclear "
+                           "policies')")
+    insp.add_argument("--threshold", type=_non_negative, default=None,
+                      help=f"the policy's trigger, taken literally (eino: default {DEFAULT_THRESHOLD})")
+    insp.add_argument("--keep", type=_non_negative, default=None,
+                      help=f"what the policy keeps (eino: default {DEFAULT_KEEP_RECENT_TOKENS})")
+    _pricing_options(insp, "the verdict's replay", default="auto")
+    rep = sub.add_parser(
+        "report",
+        parents=[options],
+        help="one self-contained HTML file: the verdict, the context per call, the comparison and the losses",
+        description="Write one HTML file that works offline (its charts included): what a user attaches to an "
+        "issue or a pull request. Needs the app extra: pip install 'toolclear[app]'.",
+        epilog="example:\n  toolclear report session.jsonl --policy anthropic:trigger=50000 -o report.html\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    rep.add_argument("--policy", default="eino", metavar="SPEC", help="the policy judged (default: eino)")
+    rep.add_argument("-o", "--output", metavar="OUT.html", help="where to write (default: standard output)")
+    _pricing_options(rep, "the verdict's replay", default="auto")
+    ses = sub.add_parser(
+        "sessions",
+        help="the agent sessions on this machine, newest first",
+        description="Lists the session logs Claude Code (~/.claude/projects, ~/.config/claude/projects; "
+        "CLAUDE_CONFIG_DIR), Codex CLI (~/.codex/sessions; CODEX_HOME) and Gemini CLI (~/.gemini/tmp/*/chats; "
+        "GEMINI_CLI_HOME) left on this machine, newest first: agent, project, start, model calls, peak context "
+        "and the dollars their recorded usage comes to.",
+        epilog="examples:\n  toolclear sessions\n  toolclear sessions --agent codex --limit 5 --json\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ses.add_argument("--agent", choices=["claude", "codex", "gemini"], help="one agent's sessions only")
+    ses.add_argument("--limit", type=_non_negative, default=20, help="how many of the newest (default: 20; 0: all)")
+    ses.add_argument("--json", action="store_true", help="print JSON")
+    adv = sub.add_parser(
+        "advise",
+        help="for each agent on this machine: whether any policy pays, and which setting to run",
+        description="No settings: finds each agent's recent sessions (as 'toolclear sessions' does), says what "
+        "its context did (peak, compactions, cache hit rate, recorded dollars), replays every policy family at "
+        "a few settings on each session, priced at its own model with the prompt cache, and says whether any "
+        "pays once the cache is counted, the best setting with its dollars and losses, and a snippet.",
+        epilog="examples:\n  toolclear advise\n  toolclear advise --recent 20 --json\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    adv.add_argument("--recent", type=_non_negative, default=10, help="sessions per agent (default: 10 newest)")
+    adv.add_argument("--jobs", type=_non_negative, metavar="N", help="worker processes (default: one)")
+    adv.add_argument("--json", action="store_true", help="print JSON")
     app = sub.add_parser(
         "app",
         help="open the inspector (Streamlit) in the browser, on FILE when given",
@@ -365,7 +409,19 @@ def _parser() -> _Parser:
     return parser
 
 
-def _read_input(name: str) -> tuple[object, str | None]:
+def _read_input(name: str | None, stderr: IO[str] | None = None) -> tuple[object, str | None]:
+    """The input named, standard input for -, or with no name the newest agent session
+    on this machine (said on stderr)."""
+    if name is None:
+        from .sessions import find_sessions, where_looked
+
+        found = find_sessions()
+        if not found:
+            raise UsageError("no INPUT given and no agent session found on this machine (looked in "
+                             + ", ".join(where_looked()) + ")")
+        if stderr is not None:
+            print(f"toolclear: the newest session: {terminal_text(found[0].path)} ({found[0].agent})", file=stderr)
+        return found[0].path, None
     if name == "-":
         return sys.stdin.buffer, "<stdin>"
     return name, None
@@ -529,8 +585,18 @@ def _policy_setup(args: argparse.Namespace) -> tuple[Any, ToolResultOffloadingCo
 
 
 def _run_pricing(args: argparse.Namespace, pricing: Pricing | None, t: Transcript) -> Pricing | None:
-    """The prices of one conversation: the given ones, or with --pricing auto its log's model's."""
-    return run_pricing(t.messages, "auto" if getattr(args, "pricing", None) == "auto" else pricing)
+    """The prices of one conversation: the given ones, or with --pricing auto its log's
+    model's (a stated default when it names none: the note is printed once)."""
+    if getattr(args, "pricing", None) != "auto":
+        return pricing
+    found, note = pricing_of(t.messages, "auto")
+    if note and note not in _NOTED:
+        _NOTED.append(note)
+    return found
+
+
+_NOTED: list[str] = []
+"""What the pricing assumed, said once on stderr after the output."""
 
 
 def _run_policy(t: Transcript, config: Any, args: argparse.Namespace, offloading: ToolResultOffloadingConfig | None,
@@ -726,34 +792,44 @@ def _cost_lines(t: Transcript, c: Any) -> list[str]:
 
 
 def _compare(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
-    source, label = _read_input(args.input)
+    source, label = _read_input(args.input, stderr)
     chosen = _select(load_all(source, args.format, name=label), args.conversation)
     get_counter(args.counter)
-    specs = args.policy or ["eino", "eino-reduction:skip_truncation=true", "anthropic", "langchain", "openhands",
-                            "swe-agent"]
-    configs = [parse_policy(spec) for spec in specs]
+    configs = [parse_policy(spec) for spec in (args.policy or DEFAULT_SPECS)]
     mode = "single pass" if args.single_pass else "replay"
     pricing = _pricing(args)
     if (pricing is not None or args.pricing == "auto") and args.single_pass:
-        raise UsageError("--pricing needs a replay: drop --single-pass")
+        if args.pricing != "auto" or pricing is not None:
+            raise UsageError("--pricing needs a replay: drop --single-pass")
+        args.pricing = None
     docs, lines = [], []
     for t in chosen:
         priced = _run_pricing(args, pricing, t)
-        table = compare(t.messages, configs, mode=mode, counter=args.counter, pricing=priced,
-                        calibrate=bool(args.calibrate), compactions=[k for k, _ in t.marks]).table
+        v = None
+        if priced is not None and mode == "replay":
+            v = verdict(t, configs[0], tried=configs[1:], pricing=priced, calibrate=bool(args.calibrate),
+                        counter=args.counter)
+            assert v.comparison is not None
+            table = v.comparison.table
+        else:
+            table = compare(t.messages, configs, mode=mode, counter=args.counter,
+                            calibrate=bool(args.calibrate), compactions=[k for k, _ in t.marks]).table
         if args.json:
             docs.append({"conversation": t.id, "source": t.source, "mode": mode, "counter": args.counter,
+                         **({"verdict": v.as_dict()} if v is not None else {}),
                          "policies": [dict(zip(table.columns, map(_plain, row))) for row in table.itertuples(
                              index=False)]})
             continue
         lines.append(f"{display_text(t.source or label or '-')} · conversation {display_text(t.id)} · "
                      f"{len(t.messages):,} messages · {mode} · tokens counted with {args.counter}")
+        if v is not None:
+            lines += [f"verdict: {v.headline}", ""]
         head: tuple[str, ...] = ("policy",) + (("dollars", "without", "saved $", "re-fetch $", "net saved $")
-                                               if priced is not None else ()) + (
+                                               if v is not None else ()) + (
             "peak context", "tokens sent", "saved", "saved %", "changed", "needed later", "re-fetch tokens",
             "cache breaks")
         rows = [(str(r.policy),) + ((usd(r.dollars), usd(r.dollars_without_policy), usd(r.dollars_saved),
-                                     usd(r.refetch_dollars), usd(r.net_dollars_saved)) if priced else ())
+                                     usd(r.refetch_dollars), usd(r.net_dollars_saved)) if v is not None else ())
                 + (_fmt(int(r.peak_context)), _fmt(int(r.tokens_sent)), _fmt(int(r.tokens_saved)),
                    f"{r.saved_percent:.1f}", _fmt(int(r.results_cleared)), _fmt(int(r.needed_results)),
                    _fmt(int(r.refetch_tokens)), _fmt(int(r.cache_breaks)))
@@ -767,7 +843,13 @@ def _compare(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> in
         stdout.write(json_bytes(docs[0] if len(docs) == 1 else docs))
     else:
         stdout.write(("\n".join(terminal_text(line) for line in lines)).encode("utf-8", "replace"))
+    _say_notes(stderr)
     return 0
+
+
+def _say_notes(stderr: IO[str]) -> None:
+    for note in _NOTED:
+        print(f"toolclear: note: {terminal_text(note)}", file=stderr)
 
 
 def _plain(value: object) -> object:
@@ -793,39 +875,58 @@ def _tool_table(t: Transcript, counts: Sequence[int]) -> list[str]:
     return out
 
 
-def _policy_lines(t: Transcript, config: ClearToolResultConfig) -> list[str]:
+def _policy_lines(t: Transcript, config: Any, counter: str, run: Result | None) -> list[str]:
     """What the policy does with these settings, in one pass and replayed, and why."""
-    threshold, keep = _fmt(config.tool_result_token_threshold), _fmt(config.keep_recent_tokens)
-    defaults = (config.tool_result_token_threshold, config.keep_recent_tokens) == (
-        DEFAULT_THRESHOLD, DEFAULT_KEEP_RECENT_TOKENS)
-    single = summary_dict(reduce_by_tokens(t.messages, config))
-    run = summary_dict(replay(t.messages, config))
-    settings = f"threshold {threshold}, keep {keep}"
-    out = [f"  with eino's defaults ({settings}):" if defaults else f"  with {settings}:"]
-    tool_total = _fmt(single["total_tool_result_tokens"])
-    if single["triggered"] and not single["cleared"]:
-        out.append(f"    single pass: triggered (tool results {tool_total} > {threshold}) "
-                   f"but every tool result is inside the {keep}-token window; nothing cleared")
-    elif single["triggered"]:
-        out.append(f"    single pass: clears {single['cleared']} result(s), window starts at message "
-                   f"{single['recent_start_index']}; {_fmt(single['tokens_before'])} -> "
-                   f"{_fmt(single['tokens_after'])} tokens (-{single['saved_percent']}%)")
+    spec = spec_for(config)
+    single = summary_dict(apply(t.messages, config, counter=counter))
+    out = [f"  {spec.label(config)}:"]
+    if spec.offloads:  # eino's clear policy: its threshold and protected window, in its own words
+        threshold, keep = _fmt(config.tool_result_token_threshold), _fmt(config.keep_recent_tokens)
+        tool_total = _fmt(single["total_tool_result_tokens"])
+        if single["triggered"] and not single["cleared"]:
+            out.append(f"    single pass: triggered (tool results {tool_total} > {threshold}) "
+                       f"but every tool result is inside the {keep}-token window; nothing cleared")
+        elif single["triggered"]:
+            out.append(f"    single pass: clears {single['cleared']} result(s), window starts at message "
+                       f"{single['recent_start_index']}; {_fmt(single['tokens_before'])} -> "
+                       f"{_fmt(single['tokens_after'])} tokens (-{single['saved_percent']}%)")
+        else:
+            out.append(f"    single pass: nothing cleared (tool results {tool_total} <= threshold {threshold})")
     else:
-        out.append(f"    single pass: nothing cleared (tool results {tool_total} <= threshold {threshold})")
-    out.append(f"    replay over {run.get('model_calls', 0)} model call(s): clears {run['cleared']} result(s), "
-               f"{run.get('cache_breaks', 0)} prompt-cache break(s); tokens sent "
-               f"{_fmt(run.get('tokens_sent_unreduced', 0))} -> {_fmt(run.get('tokens_sent', 0))}")
+        out.append(f"    single pass: changes {single['cleared']} message(s); {_fmt(single['tokens_before'])} -> "
+                   f"{_fmt(single['tokens_after'])} tokens (-{single['saved_percent']}%)")
+    run = run if run is not None else replay(t.messages, config, counter=counter)
+    r = summary_dict(run)
+    out.append(f"    replay over {r.get('model_calls', 0)} model call(s): changes {r['cleared']} message(s) at some "
+               f"call, {r.get('cache_breaks', 0)} prompt-cache break(s); tokens sent "
+               f"{_fmt(r.get('tokens_sent_unreduced', 0))} -> {_fmt(r.get('tokens_sent', 0))}")
     return out
 
 
-def _conversation_lines(t: Transcript, counter_name: str, config: ClearToolResultConfig) -> list[str]:
+def _verdict_lines(t: Transcript, config: Any, args: argparse.Namespace, pricing: Pricing | None
+                   ) -> tuple[list[str], Result | None]:
+    """The verdict, first: the policy's replay in dollars with the prompt cache."""
+    priced = _run_pricing(args, pricing, t)
+    if priced is None:
+        return [], None
+    if not any(m.role == "assistant" for m in t.messages):
+        return ["  verdict: none: the run has no model call to price"], None
+    v = verdict(t, config, pricing=priced, calibrate=bool(args.calibrate), counter=args.counter)
+    assert v.comparison is not None
+    return [f"  verdict ({v.pricing}, prompt cache counted): {v.headline}"], v.comparison.results[0]
+
+
+def _conversation_lines(t: Transcript, args: argparse.Namespace, config: Any, pricing: Pricing | None) -> list[str]:
+    counter_name = args.counter
     counts = count_tokens(t.messages, get_counter(counter_name))
     roles = Counter(m.role for m in t.messages)
-    out = ["", f"conversation {t.id}" + (f" ({t.title})" if t.title and t.title != t.id else ""),
-           f"  messages: {len(t.messages)} (" + ", ".join(f"{r} {n}" for r, n in roles.most_common()) + ")",
-           f"  tokens ({counter_name}): {_fmt(sum(counts))}"]
+    out = ["", f"conversation {t.id}" + (f" ({t.title})" if t.title and t.title != t.id else "")]
+    said, run = _verdict_lines(t, config, args, pricing)
+    out += said
+    out += [f"  messages: {len(t.messages)} (" + ", ".join(f"{r} {n}" for r, n in roles.most_common()) + ")",
+            f"  tokens ({counter_name}): {_fmt(sum(counts))}"]
     out += _tool_table(t, counts)
-    out += _policy_lines(t, config)
+    out += _policy_lines(t, config, counter_name, run)
     usage = recorded_usage(t.messages)
     if usage:
         out.append(f"  {usage}")
@@ -837,18 +938,109 @@ def _conversation_lines(t: Transcript, counter_name: str, config: ClearToolResul
 
 
 def _inspect(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
-    source, label = _read_input(args.input)
+    source, label = _read_input(args.input, stderr)
     transcripts = _select(load_all(source, args.format, name=label), args.conversation)
+    config = parse_policy(args.policy, threshold=args.threshold, keep=args.keep, counter=args.counter)
+    if args.counter is None:
+        args.counter = spec_for(config).steps_counter(config) or "eino"
     get_counter(args.counter)  # fail before any work if it cannot load
-    config = ClearToolResultConfig(args.threshold, args.keep, token_counter=args.counter)
+    pricing = _pricing(args)
     first = transcripts[0]
     out = [f"{first.source}: {first.format}, {len(transcripts)} conversation(s)"]
     for t in transcripts[:20] if len(transcripts) > 1 else transcripts:
-        out += _conversation_lines(t, args.counter, config)
+        out += _conversation_lines(t, args, config, pricing)
     if len(transcripts) > 20:
         out.append(f"\n... and {len(transcripts) - 20} more conversations (pick one with --conversation ID)")
     stdout.write(("\n".join(terminal_text(line) for line in out) + "\n").encode("utf-8", "replace"))
     stdout.flush()
+    _say_notes(stderr)
+    return 0
+
+
+def _sessions(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
+    from .sessions import find_sessions, read_session, where_looked
+
+    agent = {"claude": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI"}.get(args.agent or "")
+    found = find_sessions(agent=agent)
+    if not found:
+        raise UsageError("no agent session found on this machine (looked in " + ", ".join(where_looked()) + ")")
+    shown = found[:args.limit] if args.limit else found
+    summaries = [read_session(f)[0] for f in shown]
+    if args.json:
+        stdout.write(json_bytes([s.as_dict() for s in summaries]))
+        return 0
+    head = ("agent", "project", "start", "calls", "peak context", "recorded $", "file")
+    rows = [(s.agent, _tail(s.project, 32), s.start[:16].replace("T", " "), _fmt(s.model_calls),
+             _fmt(s.peak_context), usd(s.recorded_dollars) if s.recorded_dollars is not None else "-",
+             s.path + (f"  (unreadable: {s.error})" if s.error else "")) for s in summaries]
+    widths = [max(len(h), *(len(r[k]) for r in rows)) for k, h in enumerate(head)]
+    lines = ["  ".join(h.rjust(w) if k in (3, 4, 5) else h.ljust(w) for k, (h, w) in enumerate(zip(head, widths)))]
+    lines += ["  ".join(c.rjust(w) if k in (3, 4, 5) else c.ljust(w) for k, (c, w) in enumerate(zip(r, widths)))
+              for r in rows]
+    if len(found) > len(shown):
+        lines.append(f"... and {len(found) - len(shown):,} older (--limit 0 lists all)")
+    stdout.write(("\n".join(terminal_text(line).rstrip() for line in lines) + "\n").encode("utf-8", "replace"))
+    return 0
+
+
+def _tail(text: str, width: int) -> str:
+    return text if len(text) <= width else "…" + text[-(width - 1):]
+
+
+def _advise(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
+    from .advice import advise
+    from .sessions import where_looked
+
+    found = advise(recent=args.recent or 10, engine="process" if (args.jobs or 1) > 1 else "serial",
+                   workers=args.jobs or None)
+    if not found:
+        raise UsageError("no agent session found on this machine (looked in " + ", ".join(where_looked()) + ")")
+    if args.json:
+        stdout.write(json_bytes([a.as_dict() for a in found]))
+        return 0
+    lines = []
+    for a in found:
+        rate = f"{100 * a.cache_hit_rate:.0f} %" if a.cache_hit_rate is not None else "-"
+        lines += [f"{a.agent}: {len(a.sessions)} recent session(s)",
+                  f"  context: peak {_fmt(a.peak_context)} tokens, {a.compactions} compaction(s), cache hit rate "
+                  f"{rate}, recorded {usd(a.recorded_dollars) if a.recorded_dollars is not None else '-'}"]
+        if a.pays:
+            lines.append(f"  a policy pays: {a.best} saves {usd(a.dollars_saved)} over these sessions (net of "
+                         f"re-fetching), {a.needed} changed result(s) needed later")
+        else:
+            lines.append("  no policy pays once the prompt cache is counted: keep running without one")
+        lines.append(f"  {a.summary}")
+        if a.snippet is not None:
+            lines += [f"  {a.snippet[0]}:", *("    " + ln for ln in a.snippet[2].splitlines())]
+        for f, e in a.errors[:5]:
+            lines.append(f"  skipped {f}: {e}")
+        lines.append("")
+    stdout.write(("\n".join(terminal_text(line) for line in lines)).encode("utf-8", "replace"))
+    return 0
+
+
+def _report(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
+    import importlib.util
+
+    if importlib.util.find_spec("plotly") is None:
+        raise UsageError("the HTML report draws its charts with plotly: pip install 'toolclear[app]'")
+    from .inspector.html_report import html_report
+
+    if args.output:
+        check_outputs([args.input or ""], [("-o", args.output)])
+    source, label = _read_input(args.input, stderr)
+    t = _select(load_all(source, args.format, name=label), args.conversation)[0]
+    config = parse_policy(args.policy, counter=args.counter)
+    if args.counter is None:
+        args.counter = spec_for(config).steps_counter(config) or "eino"
+    priced = _run_pricing(args, _pricing(args), t)
+    if priced is None:
+        raise UsageError("the report is in dollars: drop --pricing none")
+    v = verdict(t, config, pricing=priced, calibrate=bool(args.calibrate), counter=args.counter)
+    _write_output(args.output, html_report(t, v), stdout)
+    if args.output:
+        print(f"toolclear: wrote {terminal_text(args.output)}", file=stderr)
+    _say_notes(stderr)
     return 0
 
 
@@ -950,7 +1142,9 @@ def _counters(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> i
     return 0
 
 
-_COMMANDS = {"reduce": _reduce, "compare": _compare, "corpus": _corpus, "prices": _prices, "inspect": _inspect, "app": _app, "formats": _formats, "counters": _counters}
+_COMMANDS = {"reduce": _reduce, "compare": _compare, "corpus": _corpus, "prices": _prices, "inspect": _inspect,
+             "app": _app, "formats": _formats, "counters": _counters, "sessions": _sessions, "advise": _advise,
+             "report": _report}
 
 
 def main(argv: Sequence[str] | None = None, *, stdout: IO[bytes] | None = None, stderr: IO[str] | None = None) -> int:
@@ -958,6 +1152,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[bytes] | None = None, 
     out = stdout if stdout is not None else sys.stdout.buffer
     err = stderr if stderr is not None else sys.stderr
     _WRITTEN.clear()
+    _NOTED.clear()
     try:
         parser = _parser()
         args = parser.parse_args(argv)
@@ -988,10 +1183,6 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[bytes] | None = None, 
         return 1
 
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
-
-
 def _with_sigterm_as_interrupt(run: Any) -> int:
     """SIGTERM (what `timeout`, systemd and `docker stop` send) taken as Ctrl-C, so a
     sweep stops its worker processes and says what it wrote, instead of dying with
@@ -1017,3 +1208,7 @@ def main_entry() -> None:
         print("toolclear: interrupted; nothing was written", file=sys.stderr)
         code = 130
     sys.exit(code)
+
+
+if __name__ == "__main__":  # pragma: no cover  (last: it calls the helpers above)
+    main_entry()

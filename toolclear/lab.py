@@ -91,7 +91,9 @@ def _calibrated(result: Result, calibration: Calibration | None, counter: Any) -
         while k < len(order) and order[k][0] <= s.call_index:
             before += order[k][1]
             k += 1
-        saved = s.context_tokens_unreduced - s.context_tokens - before
+        # savings on messages before the cut that this call no longer makes (a policy that edits each
+        # request afresh and stopped firing once the compaction shrank the prompt) are not taken off twice
+        saved = max(0, s.context_tokens_unreduced - s.context_tokens - before)
         if media:  # a cleared image saves what the provider billed for it, not its base64
             for i, fix in media:
                 cleared = at[i] if i < len(at) else None

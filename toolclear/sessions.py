@@ -174,6 +174,6 @@ def summarize(agent: str, path: str, project: str, t: Any, when: str, recorded_c
     if used:
         c = recorded_cost(t.messages)
         dollars = float(c.dollars) if c.calls else None
-    start = next((m.timestamp for m in t.messages if m.timestamp), "") or when
+    start = next((m.usage.timestamp for m in t.messages if m.usage is not None and m.usage.timestamp), "") or when
     return SessionSummary(agent, path, project, start, run_model(t.messages), len(calls), int(peak), dollars,
                           len(t.marks), round(read / counted, 4) if counted else None)

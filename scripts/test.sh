@@ -18,6 +18,8 @@ fi
 bash scripts/setup.sh
 .venv/bin/ruff check --quiet || { echo "test: ruff check failed" >&2; exit 1; }
 .venv/bin/mypy --no-error-summary toolclear || { echo "test: mypy toolclear failed" >&2; exit 1; }
+# ship what we test: the sdist and the wheel built from it, installed with [app] in a fresh venv
+bash scripts/check_package.sh || { echo "test: the built package does not work" >&2; exit 1; }
 rc=0
 # two workers (pytest-xdist): the browser tests mostly wait, the core keeps the other core busy
 .venv/bin/python -m pytest -q -p no:cacheprovider -n "${TOOLCLEAR_TEST_WORKERS:-2}" --dist worksteal tests "$@" || rc=$?

@@ -52,7 +52,7 @@ def expect_numbers(at: AppTest, result, transcript: tc.Transcript) -> None:
     assert m["History before"] == f"{s['tokens_before']:,}"
     assert m["History after"] == f"{s['tokens_after']:,}"
     assert m["Saved in history"] == f"{s['tokens_saved']:,}"
-    assert m["Results cleared"] == f"{s['cleared']:,}"
+    assert m["Changed at some call"] == f"{s['changed']:,}"
     if s["mode"] == "replay":
         assert m["Cache breaks"] == f"{s['cache_breaks']:,}"
         assert m["Saved, all calls"] == f"{s['tokens_sent_unreduced'] - s['tokens_sent']:,}"
@@ -75,8 +75,10 @@ def test_opens_on_the_sample_with_the_policy_at_work(sample) -> None:
     assert len(at.get("plotly_chart")) == 1  # the token-usage chart; other tabs run when opened
     expect_numbers(at, result, sample)
     assert not at.error
-    show(at, "Replay")
-    assert len(at.get("plotly_chart")) == 1 and any(m.label == "Prompt-cache breaks" for m in at.metric)
+    # the verdict first: the sample names no model, so it is priced at the stated default
+    assert at.metric[0].label == "Verdict" and at.selectbox(key="pricing").value == "claude-sonnet-4-5"
+    show(at, "Replay")  # the context per call, and the dollars per call
+    assert len(at.get("plotly_chart")) == 2 and any(m.label == "Prompt-cache breaks" for m in at.metric)
     show(at, "Parameter sweep")
     assert len(at.get("plotly_chart")) == 2
 
@@ -86,7 +88,7 @@ def test_threshold_slider_and_input(sample) -> None:
     at.slider(key="threshold_slider").set_value(60000).run()
     assert at.number_input(key="threshold_input").value == 60000
     expect_numbers(at, tc.reduce_by_tokens(sample.messages, tc.ClearToolResultConfig(60000)), sample)
-    assert metrics(at)["Results cleared"] == "0"
+    assert metrics(at)["Changed at some call"] == "0"
     at.number_input(key="threshold_input").set_value(123).run()
     assert at.slider(key="threshold_slider").value == 123
     expect_numbers(at, tc.reduce_by_tokens(sample.messages, tc.ClearToolResultConfig(123)), sample)
@@ -285,7 +287,8 @@ def test_big_replay_sweep_waits_for_a_click() -> None:
     show(at, "Parameter sweep")
     assert not at.get("plotly_chart") and any("replays of 3,200 messages" in i.value for i in at.info)
     at.button(key="sweep_go_button").click().run()
-    assert len(at.get("plotly_chart")) == 3  # saved, cache breaks, and the loss grid
+    # saved, cache breaks, the loss grid, and dollars (the log names no model: the stated default prices)
+    assert len(at.get("plotly_chart")) == 4
 
 
 def test_an_internal_error_is_one_line_and_the_app_keeps_working(monkeypatch) -> None:

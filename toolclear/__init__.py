@@ -23,7 +23,7 @@ from .errors import (
     TranscriptError,
 )
 from .formats import FormatInfo, dump, dump_all, list_formats, load, load_all
-from .lab import Comparison, apply, compare, replay
+from .lab import Comparison, apply, compare, parse_policy, replay
 from .lost import Losses, LostReference, losses
 from .model import Message, MessageStatus, Role, ToolCall, Transcript, Usage
 from .policies.anthropic import AnthropicClearToolUsesConfig
@@ -41,9 +41,22 @@ from .policies.masking import ObservationMaskingConfig
 from .result import Replay as Replay  # an earlier name of Result
 from .result import ReplayStep as ReplayStep  # an earlier name of Step
 from .result import Result, Step
+from .verdict import Verdict, verdict
 from .windows import CONTEXT_WINDOWS, context_window, run_context_window, run_model
 
-__version__ = "0.1.0"
+
+def _version() -> str:
+    """The installed distribution's version (its metadata: what pip and ``--version``
+    report), or the checkout's when it runs from source without being installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("toolclear")
+    except PackageNotFoundError:
+        return "0.1.0"
+
+
+__version__ = _version()
 
 __all__ = [
     "AnthropicClearToolUsesConfig",
@@ -116,4 +129,7 @@ __all__ = [
     "run_model",
     "sweep_corpus",
     "truncate",
+    "parse_policy",
+    "verdict",
+    "Verdict",
 ]

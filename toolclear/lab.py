@@ -293,6 +293,7 @@ def compare(
     calibrate: bool = True,
     compactions: Sequence[int] | None = None,
     calibration: Calibration | None = None,
+    offloading: Any = None,
 ) -> Comparison:
     """Every config on the same transcript, with the same counter (a replay each, or a
     single pass with ``mode="single pass"``). A policy that needs a backend gets a fresh
@@ -300,7 +301,9 @@ def compare(
     preset's name; replay only) the table gets each policy's dollars, priced exactly as
     ``toolclear.cost(result, pricing, calibrate=..., compactions=...)`` prices one run, so
     a row's dollars equal the headline's for the same config. ``calibration`` (from
-    ``toolclear.calibrate``) puts every replay in tokens as sent."""
+    ``toolclear.calibrate``) puts every replay in tokens as sent; without it, ``calibrate``
+    calibrates them on the log's recorded usage (``sent_as``). ``offloading`` goes to the
+    policies that offload (eino's clear policy)."""
     from ._offload import MemoryBackend
 
     msgs = tuple(messages)
@@ -308,10 +311,13 @@ def compare(
         calibration = sent_as(msgs, counter)
     results = []
     for cfg in configs:
-        needs = spec_for(cfg).needs_backend(cfg)
+        spec = spec_for(cfg)
+        offloads = offloading if spec.offloads else None
+        needs = spec.needs_backend(cfg) or offloads is not None
         backend = (backend_factory or MemoryBackend)() if needs else None
         if mode == "replay":
-            results.append(replay(msgs, cfg, backend=backend, counter=counter, calibration=calibration))
+            results.append(replay(msgs, cfg, backend=backend, counter=counter, calibration=calibration,
+                                  offloading=offloads))
         else:
             results.append(apply(msgs, cfg, backend=backend, counter=counter))
     labels = [_label(c) for c in configs]

@@ -253,7 +253,8 @@ def summary_dict(result: Result) -> SummaryDict:
     before = result.tokens_before
     after = result.tokens_after
     statuses = {s._value_: n for s, n in Counter(result.statuses).items()}  # enum hashing, then names
-    tool_results = Counter(map(attrgetter("role"), result.messages))["tool"]  # C-speed on long runs
+    # the run's own tool results, whatever the policy made of them (masking turns some into user messages)
+    tool_results = Counter(map(attrgetter("role"), result._seen or result.messages))["tool"]  # C-speed
     mode: Mode = "replay" if result.mode == "replay" else "single pass"
     out: SummaryDict = {
         "mode": mode,
@@ -264,6 +265,7 @@ def summary_dict(result: Result) -> SummaryDict:
         "tokens_saved": before - after,
         "saved_percent": round(100.0 * (before - after) / before, 2) if before else 0.0,
         "cleared": statuses.get(str(MessageStatus.CLEARED), 0),
+        "changed": len(result.changed_indices),
         "status_counts": dict(sorted(statuses.items())),
         "recent_start_index": window_start(result),
         "triggered": result.triggered,

@@ -82,6 +82,9 @@ class _SummaryBase(TypedDict):
     tokens_saved: int
     saved_percent: float
     cleared: int
+    changed: int
+    """Messages the policy changed at some call (cleared, masked, truncated): the same
+    meaning for every policy, sticky or not."""
     status_counts: dict[str, int]
     recent_start_index: int | None
     triggered: bool

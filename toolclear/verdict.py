@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._kept import KeptFor
 from .lab import Comparison, compare, parse_policy, policy_spec
 from .model import Message, Transcript
 
@@ -126,12 +127,13 @@ def verdict(
     calibrate: bool = True,
     counter: str | None = None,
     tried: Sequence[Any] | None = None,
+    offloading: Any = None,
 ) -> Verdict:
     """``config`` (a config or a ``--policy`` spec; eino's defaults when None) replayed
     on ``run`` and priced with the prompt cache, beside the settings ``tried`` (by
     default ``candidates(run)``): which costs least, and what each lost. ``pricing``:
     "auto" (the log's model, else a stated default), a preset's or model's name, or a
-    ``Pricing``."""
+    ``Pricing``. ``offloading`` (eino's) goes with the judged setting only."""
     msgs = run.messages if isinstance(run, Transcript) else tuple(run)
     marks = [k for k, _ in run.marks] if isinstance(run, Transcript) else None
     chosen = parse_policy(config) if isinstance(config, str) else config if config is not None \
@@ -139,12 +141,32 @@ def verdict(
     others = [parse_policy(s) if isinstance(s, str) else s for s in (tried if tried is not None
                                                                       else candidates(msgs, counter))]
     mine = policy_spec(chosen)
-    configs = [chosen, *(c for c in others if policy_spec(c) != mine)]
-    cmp = compare(msgs, configs, counter=counter, pricing=pricing, calibrate=calibrate, compactions=marks)
+    others = [c for c in others if policy_spec(c) != mine]
+    own = compare(msgs, [chosen], counter=counter, pricing=pricing, calibrate=calibrate, compactions=marks,
+                  offloading=offloading)
+    key = (tuple(policy_spec(c) for c in others), _hashable(pricing), calibrate, counter,
+           tuple(marks) if marks is not None else None)
+    rest = _tried.get(msgs, lambda: compare(msgs, others, counter=counter, pricing=pricing, calibrate=calibrate,
+                                            compactions=marks), extra=key)
+    cmp = Comparison(own.configs + rest.configs, own.results + rest.results, own.labels + rest.labels,
+                     own.costs + rest.costs, own.notes)
     rows = cmp.rows
-    for r, cfg in zip(rows, configs):
+    for r, cfg in zip(rows, cmp.configs):
         r["policy"] = policy_spec(cfg)
     paying = [r for r in rows if r["net_dollars_saved"] > 0]
     best = min(paying, key=lambda r: (-r["net_dollars_saved"], r["needed_results"])) if paying else None
     return Verdict(mine, rows[0], best, len(rows), cmp.costs[0].pricing.name if cmp.costs else "",
                    cmp.notes, cmp)
+
+
+_tried: KeptFor[Comparison] = KeptFor(4)
+"""The other settings' comparison, per run and pricing: moving the judged setting's
+numbers (a slider in the app) replays that setting alone."""
+
+
+def _hashable(value: Any) -> Any:
+    try:
+        hash(value)
+    except TypeError:
+        return repr(value)
+    return value

@@ -54,7 +54,7 @@ def test_upload_tune_and_export(app_page, tmp_path) -> None:
 
     t = tc.load(REAL)
     at_defaults = tc.reduce_by_tokens(t.messages)
-    expect(page.get_by_test_id("stMetric").filter(has_text="Results cleared").get_by_test_id("stMetricValue")
+    expect(page.get_by_test_id("stMetric").filter(has_text="Changed at some call").get_by_test_id("stMetricValue")
            ).to_have_text(f"{len(at_defaults.cleared_indices):,}")
     assert _metric(page, "History after") == f"{at_defaults.tokens_after:,}"
     before = _usage_traces(page)
@@ -66,7 +66,7 @@ def test_upload_tune_and_export(app_page, tmp_path) -> None:
     thumb.press("Home")
     expect(thumb).to_have_value("0")
     keep0 = tc.reduce_by_tokens(t.messages, tc.ClearToolResultConfig(keep_recent_tokens=0))
-    expect(page.get_by_test_id("stMetric").filter(has_text="Results cleared").get_by_test_id("stMetricValue")
+    expect(page.get_by_test_id("stMetric").filter(has_text="Changed at some call").get_by_test_id("stMetricValue")
            ).to_have_text(f"{len(keep0.cleared_indices):,}")
     wait_for_app_idle(page)
     after = _usage_traces(page)
@@ -160,7 +160,7 @@ def test_screenshot_of_the_sample(page, streamlit_url) -> None:
     assert (out / "app.png").stat().st_size > 50_000
     if os.environ.get("TOOLCLEAR_UPDATE_SCREENSHOT") == "1":
         shutil.copyfile(out / "app.png", ROOT / "docs" / "screenshot.png")
-    assert re.search(r"\d", _metric(page, "Results cleared"))
+    assert re.search(r"\d", _metric(page, "Changed at some call"))
 
 
 @pytest.mark.parametrize("width", [1100, 1280])
@@ -227,7 +227,7 @@ def test_policy_picker_in_the_browser(app_page) -> None:
     wait_for_app_idle(page)
     t = tc.load(ROOT / "sample_data" / "coding-agent.eino.jsonl")
     r = tc.apply(t.messages, tc.ObservationMaskingConfig.swe_agent())
-    expect(page.get_by_test_id("stMetric").filter(has_text="Results cleared").get_by_test_id("stMetricValue")
+    expect(page.get_by_test_id("stMetric").filter(has_text="Changed at some call").get_by_test_id("stMetricValue")
            ).to_have_text(f"{len(r.cleared_indices):,}")
     assert _metric(page, "History after") == f"{r.tokens_after:,}"
 

@@ -35,6 +35,7 @@ from toolclear.inspector.policy_views import (
     render_policy,
     sent_calibration,
 )
+from toolclear.inspector.verdict_view import render_verdict
 from toolclear.inspector.widgets import (
     compact,
     keep_widget_state,
@@ -331,14 +332,12 @@ def render_metrics(summary: schema.SummaryDict, mode: schema.Mode) -> None:
     counts: list[tuple[str, int, str | None]] = [
         ("Messages", summary["messages"], None),
         ("Tool results", summary["tool_results"], None),
-        ("Results cleared", summary["cleared"], None),
+        ("Changed at some call", summary["changed"],
+         "Messages the policy changed (cleared, masked, truncated) at some model call of the run."
+         if mode == "replay" else "Messages the policy changed in this one pass."),
     ]
     if "offloaded" in summary:
         counts.append(("Results offloaded", summary["offloaded"], None))
-    if mode == "replay":
-        counts.append(("Cache breaks", summary.get("cache_breaks", 0),
-                       "Model calls at which clearing changed messages an earlier call had already sent, "
-                       "so a provider's prompt cache for that prefix is lost."))
     top = st.columns(max(4, len(counts)))
     for col, (label, value, help_text) in zip(top, counts):
         col.metric(label, f"{value:,}", help=help_text)
@@ -756,10 +755,12 @@ def _results(t: tc.Transcript, digest: str, counter: str, offloading: tc.ToolRes
         result = rp
     else:
         result = tc.reduce_by_tokens(t.messages, config, offloading=offloading, backend=backend)
+    v = render_verdict(t, config, counter, pricing, calibrate, offloading)
     summary = report.summary_dict(result)
+    st.subheader("In the history", anchor=False)
     render_metrics(summary, mode)
     render_losses(result, mode)
-    priced = money.render_cost_headline(result, pricing, calibrate, t)
+    priced = v.comparison.costs[0] if v is not None and v.comparison is not None else None
     if not summary["triggered"]:
         tool_total = summary["total_tool_result_tokens"]
         st.info(f"Nothing is cleared: the tool results hold {tool_total:,} tokens, not more than the threshold "

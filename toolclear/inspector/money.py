@@ -10,12 +10,12 @@ import pandas as pd
 import streamlit as st
 
 import toolclear as tc
-from toolclear.billing import CacheKind, run_pricing
+from toolclear.billing import DEFAULT_PRICING, CacheKind, pricing_of, run_pricing
 from toolclear.inspector import charts
 from toolclear.inspector.widgets import md
 from toolclear.report import usd
 
-__all__ = ["NO_PRICING", "render_cost_headline", "render_cost_view", "render_pricing"]
+__all__ = ["NO_PRICING", "render_cost_view", "render_pricing"]
 
 NO_PRICING = "(no pricing)"
 
@@ -46,17 +46,19 @@ def render_pricing(t: tc.Transcript) -> tuple[tc.Pricing | None, bool]:
         own = f"{found.name} (the log's model)"
     choices = [NO_PRICING, *([own] if own else []), *tc.PRICING]
     key = ("pricing_for", t.source, t.id)
+    has_usage = any(m.usage is not None for m in t.messages)
     if st.session_state.get("_pricing_for") != key or st.session_state.get("pricing") not in choices:
         st.session_state["_pricing_for"] = key
-        st.session_state["pricing"] = own or (found.name if found is not None else NO_PRICING)
+        st.session_state["pr_calibrate"] = has_usage  # each run calibrates by default where it can
+        # a log that names no model toolclear can price gets the CLI's stated default, said below
+        st.session_state["pricing"] = own or (found.name if found is not None else DEFAULT_PRICING)
     st.sidebar.selectbox("Pricing", choices, key="pricing",
                          help="Prices each model call with a prompt cache (Replay mode). The log's model picks "
                               "the prices when it names a known one (from genai-prices, else the presets).")
+    note = pricing_of(t.messages, "auto")[1] if found is None else ""
+    if note and st.session_state.pricing == DEFAULT_PRICING:
+        st.sidebar.caption(md(note[0].upper() + note[1:] + ". Pick the preset billed like your model, if another."))
     if st.session_state.pricing == NO_PRICING:
-        model = tc.run_model(t.messages)
-        if model and found is None:
-            st.sidebar.caption(md(f"The log names {model}, which neither the price library nor a preset "
-                                  "covers: pick the preset billed like it, if any, to see dollars."))
         return None, False
     base = found if own is not None and st.session_state.pricing == own and found is not None \
         else tc.PRICING[st.session_state.pricing]
@@ -76,46 +78,13 @@ def render_pricing(t: tc.Transcript) -> tuple[tc.Pricing | None, bool]:
                                    key=f"pr_oh_{base.name}",
                                    help="What every call sends that the transcript does not hold: the system "
                                         "prompt and the tool schemas.")
-    has_usage = any(m.usage is not None for m in t.messages)
-    calibrate = st.sidebar.toggle("Calibrate on the recorded usage", value=has_usage, key="pr_calibrate",
+    calibrate = st.sidebar.toggle("Calibrate on the recorded usage", key="pr_calibrate",
                                   disabled=not has_usage,
                                   help="Fits the overhead and a tokenizer scale on at most the first 10 % of "
                                        "calls' recorded usage." if has_usage else "The log recorded no usage.")
     pricing = replace(base, input=float(inp), output=float(out), cache_write=float(wr), cache_read=float(rd),
                       cache=cast(CacheKind, kind), ttl_seconds=int(ttl), overhead_tokens=int(overhead))
     return pricing, bool(calibrate and has_usage)
-
-
-def _cost(result: tc.Result, pricing: tc.Pricing, calibrate: bool, t: tc.Transcript) -> Any:
-    return tc.cost(result, pricing, calibrate=calibrate, compactions=[k for k, _ in t.marks])
-
-
-def render_cost_headline(result: Any, pricing: tc.Pricing | None, calibrate: bool, t: tc.Transcript) -> Any:
-    """Dollars with and without the policy, and the difference, beside the tokens."""
-    if pricing is None:
-        return None
-    if result.mode != "replay":
-        st.caption("Set **Mode** to *replay* to see what the run costs: money is counted per model call.")
-        return None
-    c = _cost(result, pricing, calibrate, t)
-    cols = st.columns(4)
-    cols[0].metric("Cost with the policy", usd(c.dollars), help="Every model call of the run, priced with the "
-                   "prompt cache: " + "; ".join(c.assumptions or ("no assumption",)))
-    cols[1].metric("Cost without it", usd(c.dollars_without_policy))
-    saved = c.dollars_saved
-    cols[2].metric("Money saved" if saved >= 0 else "Costs more by", usd(abs(saved)),
-                   help="Clearing breaks the cached prefix: the calls after a break pay to write the rest again. "
-                        "Tokens saved can still cost dollars.")
-    cols[3].metric("Cache breaks cost", usd(sum(r.break_dollars for r in c.calls)))
-    if t.marks:
-        st.caption(f"The log compacted its context {len(t.marks)} time(s). The dollars follow it: a call after a "
-                   "compaction sent only the summary and what came after, so clearing a result from before it "
-                   "saves no money. The token figures above count the whole recorded run, as if it had never "
-                   "compacted: that is why they can show a saving the dollars do not.")
-    if saved < 0:
-        st.warning(f"At these settings the policy costs {usd(-saved)} more than doing nothing: the cache "
-                   "breaks cost more than the tokens it saves.")
-    return c
 
 
 def render_cost_view(c: Any, t: tc.Transcript) -> None:

@@ -19,6 +19,7 @@ import toolclear as tc
 from toolclear import lab, report, schema
 from toolclear.formats import written_as
 from toolclear.inspector import charts, exports, money, snippets
+from toolclear.inspector.verdict_view import render_verdict
 from toolclear.inspector.widgets import md, slider_pair, store
 from toolclear.policies import Knob, preset_named, registered
 from toolclear.policies._spec import default_knobs
@@ -173,10 +174,12 @@ def render_policy(kind: str, t: tc.Transcript, digest: str, counter: str, render
                            calibration=sent_calibration(t, counter))
     else:
         result = tc.apply(t.messages, config, backend=backend, counter=counter)
+    v = render_verdict(t, config, counter, pricing, calibrate)
     summary = report.summary_dict(result)
+    st.subheader("In the history", anchor=False)
     render_metrics(summary, mode)
     lost = render_losses(result, mode)
-    priced = money.render_cost_headline(result, pricing, calibrate, t)
+    priced = v.comparison.costs[0] if v is not None and v.comparison is not None else None
     truncated = summary["status_counts"].get("offloaded", 0)
     if truncated:
         st.caption(f"{truncated:,} result(s) truncated as the tool returned: the model sees the head and tail, the "

@@ -1,0 +1,58 @@
+"""The first thing the inspector shows for a run: the dollar verdict of the policy's
+replay with the prompt cache, from ``toolclear.verdict`` (the function the CLI, the
+report and ``advise`` use), and the cheapest setting tried. The history saving comes
+after it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+import toolclear as tc
+from toolclear.inspector.widgets import md
+from toolclear.report import usd
+from toolclear.verdict import Verdict, verdict
+
+__all__ = ["render_verdict"]
+
+
+def _use(spec: str) -> None:
+    """Put the cheapest setting in the Compare view's list, first."""
+    lines = [ln for ln in st.session_state.get("compare_specs", "").splitlines() if ln.strip() and ln != spec]
+    st.session_state["compare_specs"] = "\n".join([spec, *lines][:5])
+
+
+def render_verdict(t: tc.Transcript, config: Any, counter: str, pricing: tc.Pricing | None,
+                   calibrate: bool, offloading: Any = None) -> Verdict | None:
+    """The verdict, headline first; None when there is nothing to price."""
+    if pricing is None:
+        st.info("Pick a **Pricing** in the sidebar to see the verdict: what this policy saves or costs in dollars "
+                "once the prompt cache is counted.")
+        return None
+    if not any(m.role == "assistant" for m in t.messages):
+        st.info("This conversation has no model call: there is nothing to price.")
+        return None
+    v = verdict(t, config, pricing=pricing, calibrate=calibrate, counter=counter, offloading=offloading)
+    r = v.row
+    saved = v.dollars_saved
+    cols = st.columns(5)
+    cols[0].metric("Verdict", ("Saves " if saved >= 0 else "Costs more by ") + usd(abs(saved)),
+                   help="The policy before every model call, each call priced with the provider's prompt cache "
+                        f"at {v.pricing} prices" + (", calibrated on the recorded usage" if calibrate else "")
+                        + ", against the same run with no policy.")
+    cols[1].metric("With the policy", usd(v.dollars))
+    cols[2].metric("Without it", usd(v.dollars_without_policy))
+    cols[3].metric("Cache breaks", f"{int(r['cache_breaks']):,}",
+                   help="Calls at which the policy changed something an earlier call had sent: the calls after "
+                        "it write the cached prefix again.")
+    cols[4].metric("Needed later", f"{int(r['needed_results']):,} of {int(r['results_cleared']):,}",
+                   help="Of the messages the policy changed at some call, how many the agent's later replies used "
+                        "(by names only those messages held).")
+    (st.success if v.pays else st.warning)(md(v.headline))
+    if v.best is not None and v.best["policy"] != v.policy:
+        st.button(f"Compare with the cheapest: {v.best['policy']}", key="verdict_use_best", on_click=_use,
+                  args=(v.best["policy"],), help="Puts it first in the Compare view.")
+    for note in v.notes:
+        st.caption(md(f"Pricing: {note}."))
+    return v

@@ -29,7 +29,7 @@ from .errors import ToolclearError
 from .formats import dump_all, list_formats, load_all, written_as
 from .formats._source import read_source
 from .lab import apply, compare, parse_policy, policy_name, replay, sent_as
-from .model import Transcript
+from .model import Transcript, main_conversation
 from .policies import spec_for
 from .policies.eino_clear import (
     DEFAULT_KEEP_RECENT_TOKENS,
@@ -44,6 +44,7 @@ from .report import (
     recorded_usage,
     report_dict,
     summary_dict,
+    table_csv,
     tool_summary,
     usd,
 )
@@ -95,7 +96,7 @@ examples:
 """
 _APP_EXAMPLES = """\
 examples:
-  toolclear app                                 # the inspector on its bundled samples
+  toolclear app                                 # the agent sessions on this machine (else the samples)
   toolclear app ~/.claude/projects/myproj/0b6d4ae8.jsonl --port 8600
 """
 _FORMATS_EXAMPLES = """\
@@ -376,7 +377,8 @@ def _parser() -> _Parser:
     app = sub.add_parser(
         "app",
         help="open the inspector (Streamlit) in the browser, on FILE when given",
-        description="Start the toolclear inspector, a local Streamlit app, on FILE (or on its samples). "
+        description="Start the toolclear inspector, a local Streamlit app, on FILE, or on a picker of the agent "
+        "sessions on this machine (newest first; the bundled samples when there are none). "
         "Needs the app extra: pip install 'toolclear[app]'.",
         epilog=_APP_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -724,7 +726,7 @@ def _corpus(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
     rec = sweep.recommend(objective=args.objective, max_context=args.max_context, loss_budget=args.loss_budget)
     print(terminal_text(rec.summary), file=stderr)
     if not args.output:
-        stdout.write(sweep.table.to_csv(index=False).encode("utf-8"))
+        stdout.write(table_csv(sweep.table))
     return 0
 
 
@@ -740,7 +742,7 @@ def _write_table(table: Any, path: str, stdout: IO[bytes]) -> None:
     elif suffix == ".json":
         data = table.to_json(orient="records", indent=1).encode("utf-8")
     else:
-        data = table.to_csv(index=False).encode("utf-8")
+        data = table_csv(table)  # file names and session ids are the user's: no cell starts a formula
     _write_output(path, data, stdout)
 
 
@@ -1029,7 +1031,7 @@ def _report(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
     if args.output:
         check_outputs([args.input or ""], [("-o", args.output)])
     source, label = _read_input(args.input, stderr)
-    t = _select(load_all(source, args.format, name=label), args.conversation)[0]
+    t = main_conversation(_select(load_all(source, args.format, name=label), args.conversation))
     config = parse_policy(args.policy, counter=args.counter)
     if args.counter is None:
         args.counter = spec_for(config).steps_counter(config) or "eino"
@@ -1068,6 +1070,9 @@ def _app(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
     if importlib.util.find_spec("streamlit") is None:
         raise UsageError("the inspector needs Streamlit: pip install 'toolclear[app]'")
     env = dict(os.environ)
+    env.pop("TOOLCLEAR_APP_SESSIONS", None)
+    if not args.file:  # opens on a picker of the agent sessions on this machine
+        env["TOOLCLEAR_APP_SESSIONS"] = "1"
     if args.file:
         path = Path(args.file).resolve()
         read_source(path)  # refuse a missing, special or oversized file here, in one line

@@ -16,6 +16,7 @@ from typing import Any, overload
 from .errors import TranscriptError
 
 __all__ = [
+    "main_conversation",
     "Message",
     "MessageStatus",
     "Role",
@@ -403,3 +404,10 @@ class Transcript:
 
     def with_messages(self, messages: Sequence[Message]) -> Transcript:
         return replace(self, messages=tuple(messages))
+
+
+def main_conversation(transcripts: Sequence[Transcript]) -> Transcript:
+    """The conversation a file is opened on: the one with the most tool results (an API
+    cassette's first request often holds one message and nothing to clear), the first
+    of those that tie."""
+    return max(transcripts, key=lambda t: sum(1 for m in t.messages if m.role == "tool"))

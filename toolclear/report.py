@@ -34,6 +34,8 @@ __all__ = [
     "tool_summary",
     "usd",
     "window_start",
+    "csv_cell",
+    "table_csv",
 ]
 
 ROW_FIELDS: tuple[str, ...] = tuple(RowDict.__annotations__)
@@ -344,3 +346,27 @@ def tool_summary(messages: Sequence[Message], counts: Sequence[int]) -> list[Too
             acc.setdefault(m.tool_name, []).append(n)
     out = [ToolSummary(name, len(v), sum(v), max(v)) for name, v in acc.items()]
     return sorted(out, key=lambda s: (-s.tokens, s.tool_name))
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+
+
+def csv_cell(value: Any) -> Any:
+    """A cell a spreadsheet shows as text: text from the transcript that starts like a
+    formula (``=HYPERLINK(...)``, ``@SUM(...)``, ``+``, ``-``) gets a leading ``'``, the
+    usual defence against CSV formula injection; numbers stay numbers."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def table_csv(table: Any) -> bytes:
+    """A table (a corpus sweep's, a comparison's) as CSV, each text cell guarded by
+    ``csv_cell``: file names and session ids come from the user's files."""
+    guarded = table.copy()
+    for column in guarded.columns:
+        if guarded[column].dtype == object:
+            guarded[column] = guarded[column].map(csv_cell)
+    return str(guarded.to_csv(index=False)).encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode()

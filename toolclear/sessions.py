@@ -142,13 +142,14 @@ def read_session(f: SessionFile) -> tuple[SessionSummary, Any]:
     from .billing import recorded_cost
     from .errors import ToolclearError
     from .formats import load_all
+    from .model import main_conversation
 
     when = dt.datetime.fromtimestamp(f.modified, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     try:
         transcripts = load_all(f.path)
     except ToolclearError as exc:
         return SessionSummary(f.agent, f.path, f.project, when, "", 0, 0, None, 0, None, str(exc)), None
-    t = max(transcripts, key=lambda x: sum(1 for m in x.messages if m.role == "tool"))
+    t = main_conversation(transcripts)
     return summarize(f.agent, f.path, f.project, t, when, recorded_cost), t
 
 

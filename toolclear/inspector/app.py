@@ -48,6 +48,7 @@ from toolclear.inspector.widgets import (
     stored,
 )
 from toolclear.lost import message_text
+from toolclear.model import main_conversation
 from toolclear.policies import preset_named
 
 _HERE = Path(__file__).resolve().parent
@@ -67,6 +68,12 @@ NO_SAMPLE = "(none)"
 # script's own argv is the test runner's)
 CLI_FILE = Path(os.environ["TOOLCLEAR_APP_FILE"]) if os.environ.get("TOOLCLEAR_APP_FILE") else None
 CLI_CHOICE = f"{CLI_FILE.name} (given on the command line)" if CLI_FILE is not None else ""
+# `toolclear app` with no file: the agent sessions on this machine first, newest first
+SESSIONS_SHOWN = 50
+
+
+def sessions_on() -> bool:
+    return os.environ.get("TOOLCLEAR_APP_SESSIONS") == "1" and CLI_FILE is None
 UPLOAD_LIMIT_MB = 200
 DETAIL_CHARS = 20_000
 MODES = schema.MODES
@@ -146,14 +153,30 @@ def sweep_cached(key: tuple[Any, ...], _messages: tuple[tc.Message, ...], _confi
 # ---------------------------------------------------------------- state helpers
 
 
+@st.cache_data(ttl=30, show_spinner=False)
+def session_choices() -> dict[str, str]:
+    """The newest agent sessions on this machine by their picker label (label -> path)."""
+    from datetime import datetime
+
+    from toolclear.sessions import find_sessions
+
+    out = {}
+    for f in find_sessions()[:SESSIONS_SHOWN]:
+        when = datetime.fromtimestamp(f.modified).strftime("%Y-%m-%d %H:%M")
+        project = f.project.rstrip("/").rsplit("/", 1)[-1] or f.project
+        out[f"{f.agent} · {safe(project)} · {when} · {safe(Path(f.path).name)}"] = f.path
+    return out
+
+
 def init_state() -> None:
     for key, value in DEFAULTS.items():
         if key not in st.session_state:
             st.session_state[key] = list(value) if isinstance(value, list) else value
     if "sample" not in st.session_state:
         wanted = st.query_params.get("sample")
+        found = list(session_choices()) if sessions_on() else []
         st.session_state.sample = (NO_SAMPLE if wanted == "none" else CLI_CHOICE if CLI_FILE is not None
-                                   else next(iter(SAMPLES)))
+                                   else found[0] if found else next(iter(SAMPLES)))
 
 
 def _set_eino_defaults() -> None:
@@ -182,9 +205,18 @@ def render_source() -> tuple[str, bytes, str] | None:
         f"Files up to {UPLOAD_LIMIT_MB} MB. The uploader refuses larger files; for those use the CLI: "
         "`toolclear inspect FILE` / `toolclear reduce FILE`."
     )
-    choices = [*([CLI_CHOICE] if CLI_FILE is not None else []), *SAMPLES, NO_SAMPLE]
-    st.sidebar.selectbox("…or a bundled sample", choices, key="sample", on_change=_source_changed,
+    sessions = session_choices() if sessions_on() else {}
+    choices = [*([CLI_CHOICE] if CLI_FILE is not None else []), *sessions, *SAMPLES, NO_SAMPLE]
+    if st.session_state.sample not in choices:
+        st.session_state.sample = choices[0]
+    st.sidebar.selectbox("…or a session on this machine, or a bundled sample" if sessions else
+                         "…or a bundled sample", choices, key="sample", on_change=_source_changed,
                          disabled=upload is not None)
+    if sessions_on() and not sessions:
+        from toolclear.sessions import where_looked
+
+        st.sidebar.caption(md("No agent session found on this machine (looked in " + ", ".join(where_looked())
+                              + ")."))
     names = ["auto", *(f.name for f in tc.list_formats())]
     labels = {"auto": "auto-detect", **{f.name: f"{f.name}: {f.label}" for f in tc.list_formats()}}
     st.sidebar.selectbox("Format", names, key="format", format_func=labels.__getitem__, on_change=_source_changed)
@@ -196,6 +228,10 @@ def render_source() -> tuple[str, bytes, str] | None:
         return upload.name, upload.getvalue(), f"upload:{upload.file_id}"
     if st.session_state.sample == NO_SAMPLE:
         return None
+    if st.session_state.sample in sessions:
+        path = Path(sessions[st.session_state.sample])
+        name, data = read_source(path)
+        return name, data, f"session:{path}:{path.stat().st_mtime_ns}"
     if CLI_FILE is not None and st.session_state.sample == CLI_CHOICE:
         name, data = read_source(CLI_FILE)  # a regular file only, within toolclear's size limit
         return name, data, f"file:{CLI_FILE}:{CLI_FILE.stat().st_mtime_ns}"
@@ -208,8 +244,8 @@ def pick_conversation(transcripts: tuple[tc.Transcript, ...]) -> tc.Transcript:
         return transcripts[0]
     sizes = {t.id: (len(t.messages), sum(tc.count_tokens(t.messages, "eino"))) for t in transcripts}
     ids = [t.id for t in transcripts]
-    if st.session_state.get("conversation") not in ids:
-        st.session_state.conversation = ids[0]
+    if st.session_state.get("conversation") not in ids:  # opened on the conversation with the most tool results
+        st.session_state.conversation = main_conversation(transcripts).id
     st.sidebar.selectbox(
         f"Conversation ({len(ids)} in this file)", ids, key="conversation",
         format_func=lambda i: f"{short(safe(i), 24)} · {sizes[i][0]:,} msgs",

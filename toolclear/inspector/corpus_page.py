@@ -216,21 +216,36 @@ def _show(sweep: tc.CorpusSweep, window: int, configs: list[Any], budget: float 
     if table.empty or (table["error"] != "").all():
         st.error("Nothing could be read: no run to sweep.")
         return
-    runs = table["run"].nunique()
+    failed = sorted(set(table.loc[table["error"] != "", "run"]))
+    runs = table["run"].nunique() - len(failed)
     rec = sweep.recommend(max_context=window or None, loss_budget=budget)
     columns = compare_columns(table.columns)
-    cols = st.columns(3)
-    cols[0].metric("Runs", f"{runs:,}")
+    cols = st.columns(4)
+    cols[0].metric("Runs", f"{runs:,}", help="Runs read and replayed: what the pick is made across.")
+    cols[3].metric("Failed", f"{len(failed) + len(sweep.errors):,}",
+                   help="Files that could not be read and runs that failed; each is named above the table.")
     cols[1].metric("Settings", f"{len(sweep.labels):,}")
+    if failed:
+        first = table[table["error"] != ""].drop_duplicates("run")
+        st.warning(md(f"{len(failed):,} run(s) failed and are left out of the pick: " + "; ".join(
+            f"{r}: {e}" for r, e in zip(first["run"].head(10), first["error"].head(10)))
+            + (f"; and {len(failed) - 10:,} more" if len(failed) > 10 else "")))
+    noted = table[table["note"].fillna("") != ""].drop_duplicates("run")
+    if len(noted):
+        st.info(md(f"{len(noted):,} run(s) priced at a stated default: " + "; ".join(
+            f"{r}: {n}" for r, n in zip(noted["run"].head(5), noted["note"].head(5)))
+            + (f"; and {len(noted) - 5:,} more" if len(noted) > 5 else "")))
     if rec.config is None:
         st.warning(md(rec.summary))
         st.plotly_chart(charts.corpus_heatmap(sweep, ""), key="corpus_heat", config={"displaylogo": False})
         st.dataframe(table, hide_index=True, key="corpus_runs", column_config=columns)
     else:
         st.success(md(rec.summary))
-        best = table[table["config"] == rec.label]
-        if best["dollars"].notna().any():
-            cols[2].metric("Saved with the pick", usd(float(best["dollars_saved"].sum())))
+        best = table[(table["config"] == rec.label) & (table["error"] == "")]
+        priced = best["dollars"].notna().any()
+        if priced:  # the summary's figure: net of re-reading each needed result once
+            cols[2].metric("Saved with the pick", usd(float(best["net_dollars_saved"].sum())),
+                           help="Net of re-fetching each result the agent needed later, as the summary says.")
         else:
             cols[2].metric("Saved with the pick", f"{int(best['tokens_saved'].sum()):,} tokens")
         st.plotly_chart(charts.corpus_heatmap(sweep, rec.label), key="corpus_heat", config={"displaylogo": False})
@@ -244,7 +259,8 @@ def _show(sweep: tc.CorpusSweep, window: int, configs: list[Any], budget: float 
         st.subheader("Runs", anchor=False)
         st.caption("Where the pick does worst first. Open one in the single-run views: download it below, or use "
                    "`toolclear app FILE`.")
-        ordered = best.sort_values("tokens_saved").reset_index(drop=True)
+        worst = "net_dollars_saved" if priced else "tokens_saved"
+        ordered = best.sort_values([worst, "run"], kind="stable").reset_index(drop=True)
         event = st.dataframe(ordered, hide_index=True, key="corpus_runs", on_select="rerun",
                              selection_mode="single-row", column_config=columns)
         picked = list(getattr(getattr(event, "selection", None), "rows", []) or [])
@@ -253,7 +269,7 @@ def _show(sweep: tc.CorpusSweep, window: int, configs: list[Any], budget: float 
             st.button(f"Open {row['run']} in the single-run views", key="corpus_open_button", on_click=_open,
                       args=(str(row["file"]), str(row["conversation"]), rec.config))
     c = st.columns(3)
-    c[0].download_button("Table (CSV)", table.to_csv(index=False).encode(), "corpus-sweep.csv", key="corpus_csv")
+    c[0].download_button("Table (CSV)", exports.table_csv(table), "corpus-sweep.csv", key="corpus_csv")
     try:
         import io
 

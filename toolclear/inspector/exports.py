@@ -10,9 +10,9 @@ from typing import Any
 
 from .._offload import LocalDirBackend, OffloadRecord, StorageBackend, storage_name
 from ..model import Message
-from ..report import ROW_FIELDS, json_bytes
+from ..report import ROW_FIELDS, csv_cell, json_bytes, table_csv
 
-__all__ = ["csv_cell", "eino_json", "json_bytes", "offloaded_zip", "report_csv", "report_json"]
+__all__ = ["csv_cell", "eino_json", "json_bytes", "offloaded_zip", "report_csv", "report_json", "table_csv"]
 
 
 
@@ -20,20 +20,6 @@ __all__ = ["csv_cell", "eino_json", "json_bytes", "offloaded_zip", "report_csv",
 def eino_json(messages: Sequence[Message]) -> bytes:
     """The conversation as a JSON list of eino messages."""
     return json_bytes([m.to_dict() for m in messages])
-
-
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uff0d", "\uff20")
-
-
-def csv_cell(value: Any) -> Any:
-    """A cell a spreadsheet shows as text: text from the transcript that starts like a
-    formula (``=HYPERLINK(...)``, ``@SUM(...)``, ``+``, ``-``) gets a leading ``'``, the
-    usual defence against CSV formula injection; numbers stay numbers."""
-    if value is None:
-        return ""
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        return "'" + value
-    return value
 
 
 def report_csv(rows: Iterable[Mapping[str, Any]]) -> bytes:

@@ -410,20 +410,29 @@ def _add_spec(spec: str) -> None:
     st.session_state["compare_specs"] = "\n".join(lines)
 
 
+COUNT_COLUMNS = ("model_calls", "messages", "results_cleared", "cache_breaks", "needed_results", "lost_references")
+
+
 def compare_columns(columns: Any) -> dict[str, Any]:
-    """Every column of a comparison with its unit: dollars as dollars, tokens with
-    thousands separators."""
+    """Every column of a comparison with its unit once: dollars as dollars, counts as
+    counts, tokens with thousands separators ("(tokens)" only where the name does not
+    already say it); text columns as they are."""
     out: dict[str, Any] = {}
     for c in columns:
         name = str(c)
+        title = name.replace("_", " ")
         if "dollars" in name:
-            out[name] = st.column_config.NumberColumn(name.replace("_", " ") + " ($)", format="dollar")
+            out[name] = st.column_config.NumberColumn(title + " ($)", format="dollar")
         elif name == "saved_percent":
             out[name] = st.column_config.NumberColumn("saved %", format="%.1f")
-        elif name not in ("policy", "kind"):
-            unit = "" if name in ("model_calls", "results_cleared", "cache_breaks") or "results" in name \
-                or "references" in name else " (tokens)"
-            out[name] = st.column_config.NumberColumn(name.replace("_", " ") + unit, format="localized")
+        elif name in COUNT_COLUMNS:
+            out[name] = st.column_config.NumberColumn(title, format="localized")
+        elif "tokens" in name:
+            out[name] = st.column_config.NumberColumn(title, format="localized")
+        elif name.startswith("peak_context"):
+            out[name] = st.column_config.NumberColumn(title + " (tokens)", format="localized")
+        else:  # names, labels, notes: text, no unit
+            out[name] = st.column_config.TextColumn(title)
     return out
 
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
+
 import toolclear as tc
 
 from .conftest import CORPUS
-from .test_app import start
+from .test_app import metrics, start
 
 FILES = sorted((CORPUS / "claude_code").glob("entire-cli_cc-2.1.*.jsonl"))[:3]
 
@@ -123,3 +125,47 @@ def test_corpus_page_bounds_the_grid_and_keeps_one_upload_folder() -> None:
     assert roots[0] != roots[1] and not Path(roots[0]).exists() and Path(roots[1]).exists()
     assert not stale.exists()
     assert Path(roots[1]).parent == Path(tempfile.gettempdir())
+
+
+def test_failed_runs_are_counted_and_named_and_the_table_reads_as_labelled(tmp_path) -> None:
+    """A run that fails is named and counted apart, a run whose log names no model is
+    priced at the stated default (not dropped), units are said once per header, the runs
+    are sorted worst first, and the pick's saving is the summary's figure."""
+    no_model = CORPUS / "openai_chat" / "mini-swe-agent_deepseek-chat_marshmallow-1343.traj.json"
+    uploads = [(p.name, p.read_bytes(), "application/jsonl") for p in FILES]
+    uploads += [(no_model.name, no_model.read_bytes(), "application/json"),
+                ("=HYPERLINK(1).json", b'{"messages": 5}', "application/json")]
+    at = corpus_page()
+    at.file_uploader(key="corpus_files").set_value(uploads).run()
+    at.text_input(key="corpus_thresholds").set_value("5000:20000:2").run()
+    at.text_input(key="corpus_keeps").set_value("5000:20000:2").run()
+    at.number_input(key="corpus_loss_budget").set_value(1000.0).run()
+    at.button(key="corpus_go").click().run(timeout=180)
+    assert not at.exception, at.exception
+    m = metrics(at)
+    assert m["Runs"] == str(len(FILES) + 1) and m["Failed"] == "1"
+    assert any("HYPERLINK" in w.value for w in at.warning)  # the failed file, named
+    assert any("priced at a stated default" in i.value for i in at.info)
+    runs = next(df for df in at.dataframe if "run" in df.value.columns and "config" in df.value.columns)
+    headers = {k: v.get("label") for k, v in runs.column_config.items()} if hasattr(runs, "column_config") else {}
+    assert all("(tokens)" not in str(h) or "peak" in str(k) for k, h in headers.items()), headers
+    values = runs.value
+    if "net_dollars_saved" in values.columns and values["net_dollars_saved"].notna().any():
+        assert list(values["net_dollars_saved"]) == sorted(values["net_dollars_saved"])
+        shown = float(m["Saved with the pick"].replace("$", "").replace(",", ""))
+        assert shown == pytest.approx(float(values["net_dollars_saved"].sum()), abs=0.006)
+
+
+def test_the_corpus_csv_never_starts_a_cell_with_a_formula(tmp_path) -> None:
+    from toolclear.report import table_csv
+
+    bad = tmp_path / "=HYPERLINK(x).jsonl"
+    bad.write_bytes(FILES[0].read_bytes())
+    sweep = tc.sweep_corpus(tc.load_corpus(bad), [tc.ClearToolResultConfig()], engine="serial")
+    assert sweep.table["file"].iloc[0].startswith("=")
+    text = table_csv(sweep.table).decode()
+    assert "'=HYPERLINK" in text and ",=HYPERLINK" not in text and "\n=HYPERLINK" not in text
+    from .test_cli import run as cli_run
+
+    code, out, _ = cli_run("corpus", str(bad), "--engine", "serial")
+    assert code == 0 and b"'=HYPERLINK" in out and b"\n=HYPERLINK" not in out

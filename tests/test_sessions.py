@@ -151,3 +151,45 @@ def test_python_dash_m_cli_runs_every_command(tmp_path) -> None:
                           capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "NameError" not in done.stderr and done.stdout.startswith("run,")
+
+
+def test_the_app_with_no_file_opens_on_the_newest_session(home, monkeypatch) -> None:
+    """`toolclear app` with no file sets TOOLCLEAR_APP_SESSIONS: the picker lists the
+    sessions on this machine first, newest first, and the app opens on the newest."""
+    from streamlit.testing.v1 import AppTest
+
+    from toolclear.inspector import app as inspector
+
+    inspector.session_choices.clear()
+    monkeypatch.setenv("TOOLCLEAR_APP_SESSIONS", "1")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    assert not at.exception, at.exception
+    box = at.selectbox(key="sample")
+    assert box.value.startswith("Claude Code · 3 · ") and box.value.endswith("4c-ff5845d5a2.jsonl")
+    assert [o.split(" · ")[0] for o in box.options[:4]] == ["Claude Code", "Codex CLI", "Gemini CLI", "Claude Code"]
+    assert at.metric[0].label == "Verdict"
+    assert any("4c-ff5845d5a2.jsonl" in c.value.replace("\\", "") for c in at.caption)
+    box.set_value(box.options[1]).run()  # the Codex session
+    assert not at.exception and any("format codex" in c.value.replace("\\", "") for c in at.caption)
+    inspector.session_choices.clear()
+
+
+def test_toolclear_app_asks_for_the_picker_only_without_a_file(monkeypatch) -> None:
+    from toolclear import cli
+
+    seen = {}
+
+    class Child:
+        def __init__(self, cmd, env):
+            seen.update(env=env)
+
+        def wait(self, *a):
+            return 0
+
+        def poll(self):
+            return 0
+
+    monkeypatch.setattr("subprocess.Popen", Child)
+    assert run("app", "--headless")[0] == 0 and seen["env"]["TOOLCLEAR_APP_SESSIONS"] == "1"
+    assert run("app", str(CC_SMALL), "--headless")[0] == 0 and "TOOLCLEAR_APP_SESSIONS" not in seen["env"]
+    del cli

@@ -367,6 +367,6 @@ def table_csv(table: Any) -> bytes:
     ``csv_cell``: file names and session ids come from the user's files."""
     guarded = table.copy()
     for column in guarded.columns:
-        if guarded[column].dtype == object:
+        if guarded[column].dtype.kind not in "biufcmM":  # text, whatever pandas calls its dtype
             guarded[column] = guarded[column].map(csv_cell)
     return str(guarded.to_csv(index=False)).encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode()

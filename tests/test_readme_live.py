@@ -10,7 +10,7 @@ import pytest
 
 from tests.live_support import in_thread
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parent.parent / "docs" / "live.md"
 EXAMPLES = re.findall(r"<!-- live-example -->\n```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import os
 import re
 import signal
@@ -387,6 +388,15 @@ def _parser() -> _Parser:
     app.add_argument("--port", type=_non_negative, default=8501, help="port to serve on (default: 8501)")
     app.add_argument("--address", default="localhost", help="address to serve on (default: localhost)")
     app.add_argument("--headless", action="store_true", help="do not open a browser window")
+    pol = sub.add_parser(
+        "policies",
+        help="every registered policy (plugins' too) with its options and their defaults",
+        description="The policies --policy takes, from the registry (built-in and the toolclear.policies "
+        "entry-point group): each name, its presets, what it does, and every option with its default.",
+        epilog="examples:\n  toolclear policies\n  toolclear policies --json\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    pol.add_argument("--json", action="store_true", help="print JSON")
     prices = sub.add_parser(
         "prices", help="the pricing presets, or what a model is priced at (dollars per million tokens)",
         description="The pricing presets --pricing takes: prices, cache kind, the date and page they come from. "
@@ -1125,6 +1135,47 @@ def _prices(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
     return 0
 
 
+def _policies(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
+    from dataclasses import fields
+
+    from .policies import registered
+
+    docs: list[dict[str, Any]] = []
+    for spec in registered():
+        base = spec.presets[0].make()
+        options = {f.name: _plain_option(getattr(base, f.name)) for f in fields(base) if not f.name.startswith("_")
+                   and not callable(getattr(base, f.name))}
+        docs.append({"name": spec.name, "presets": [p.name for p in spec.presets],
+                     "help": spec.presets[0].help, "options": options, "aliases": dict(spec.aliases),
+                     "source": spec.source})
+    if args.json:
+        stdout.write(json_bytes(docs))
+        return 0
+    lines = []
+    for d in docs:
+        names = ", ".join(d["presets"])
+        lines += [f"{names}" + (f"  (from {d['source']})" if d["source"] != "toolclear" else ""),
+                  f"  {d['help']}"]
+        short = {v: k for k, v in d["aliases"].items()}
+        for name, value in d["options"].items():
+            alias = f" ({short[name]})" if name in short else ""
+            lines.append(f"    {name}{alias} = {json.dumps(value, ensure_ascii=False)}")
+        lines.append("")
+    lines.append("Use: --policy NAME[:option=value,...], lists as a|b or JSON, e.g. anthropic:trigger=50000,keep=5")
+    stdout.write(("\n".join(terminal_text(line) for line in lines) + "\n").encode("utf-8", "replace"))
+    return 0
+
+
+def _plain_option(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain_option(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, dict):
+        return {str(k): _plain_option(v) for k, v in value.items()}
+    return repr(value)
+
+
 def _formats(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
     lines = []
     width = max(len(f.name) for f in list_formats())
@@ -1149,7 +1200,7 @@ def _counters(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> i
 
 _COMMANDS = {"reduce": _reduce, "compare": _compare, "corpus": _corpus, "prices": _prices, "inspect": _inspect,
              "app": _app, "formats": _formats, "counters": _counters, "sessions": _sessions, "advise": _advise,
-             "report": _report}
+             "report": _report, "policies": _policies}
 
 
 def main(argv: Sequence[str] | None = None, *, stdout: IO[bytes] | None = None, stderr: IO[str] | None = None) -> int:

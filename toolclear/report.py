@@ -36,6 +36,8 @@ __all__ = [
     "window_start",
     "csv_cell",
     "table_csv",
+    "call_input",
+    "call_inputs",
 ]
 
 ROW_FIELDS: tuple[str, ...] = tuple(RowDict.__annotations__)
@@ -370,3 +372,43 @@ def table_csv(table: Any) -> bytes:
         if guarded[column].dtype.kind not in "biufcmM":  # text, whatever pandas calls its dtype
             guarded[column] = guarded[column].map(csv_cell)
     return str(guarded.to_csv(index=False)).encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode()
+
+
+_INPUT_KEYS = ("file_path", "path", "filePath", "notebook_path", "command", "cmd", "pattern", "query", "url",
+               "file", "filename", "description", "prompt")
+
+
+def call_input(arguments: str, limit: int = 120) -> str:
+    """What a tool call was asked, in a few words: the file a Read read, the command a
+    Bash ran, the pattern a Grep looked for (else its arguments, cut)."""
+    import json
+
+    try:
+        args = json.loads(arguments) if arguments else {}
+    except (ValueError, RecursionError):
+        args = None
+    text = arguments
+    if isinstance(args, dict):
+        found = next((args[k] for k in _INPUT_KEYS if isinstance(args.get(k), (str, list)) and args.get(k)), None)
+        if isinstance(found, list):
+            found = " ".join(str(x) for x in found)
+        text = found if isinstance(found, str) else ", ".join(f"{k}={v}" for k, v in list(args.items())[:3])
+    text = _visible(display_text(" ".join(str(text).split())))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _visible(text: str) -> str:
+    """Control, zero-width and bidi characters shown as escapes: ``read_file`` and
+    ``read_file\u200b`` must not look alike, nor a U+202E turn the cell around."""
+    import unicodedata
+
+    if text.isascii() and text.isprintable():
+        return text
+    return "".join(c if c.isprintable() and unicodedata.category(c) != "Cf" else f"\\u{ord(c):04x}" for c in text)
+
+
+def call_inputs(messages: Sequence[Message]) -> list[str]:
+    """Per message, the input of the call a tool result answers ("" for other messages)."""
+    asked = {c.id: c.arguments for m in messages if m.role == "assistant" for c in m.tool_calls if c.id}
+    return [call_input(asked.get(m.tool_call_id, "")) if m.role == "tool" and m.tool_call_id in asked else ""
+            for m in messages]

@@ -35,7 +35,7 @@ from toolclear.inspector.policy_views import (
     render_policy,
     sent_calibration,
 )
-from toolclear.inspector.verdict_view import render_verdict
+from toolclear.inspector.verdict_view import render_verdict, report_button
 from toolclear.inspector.widgets import (
     compact,
     keep_widget_state,
@@ -409,7 +409,7 @@ def render_usage(result: tc.Result, t: tc.Transcript, config: tc.ClearToolResult
                         config={"displaylogo": False})
     notes = []
     if t.marks:
-        notes.append(f"Dotted purple lines: where Claude Code compacted the session ({len(t.marks)}). The model "
+        notes.append(f"Dotted brown lines: where Claude Code compacted the session ({len(t.marks)}). The model "
                      "saw only a summary of what came before; toolclear shows the whole run.")
     if result.offloads:
         notes.append("With offloading on, the bars show each result's size before offloading; the running total "
@@ -465,6 +465,7 @@ def render_replay(rp: tc.Replay, t: tc.Transcript) -> None:
 
 def render_table(t: tc.Transcript, result: tc.Result) -> None:
     df = pd.DataFrame(report.message_table(result, t), columns=list(report.ROW_FIELDS))
+    df["input"] = report.call_inputs(t.messages)  # the file a Read read, the command a Bash ran
     needed_later = _needed_later(result)
     if needed_later:
         df["needed_later"] = [needed_later.get(int(i), "") for i in df["index"]]
@@ -492,28 +493,27 @@ def render_table(t: tc.Transcript, result: tc.Result) -> None:
             st.session_state.detail_index = int(st.session_state["_table_index"][picked[0]])
 
     st.session_state["_table_index"] = view["index"].tolist()
-    order = ["index", "role", "tool_name", "tokens_before", "tokens_after", "status", "why", "in_window",
-             "preview", "tool_call_id", "origin"]
-    if result.mode == "replay":
-        order.insert(7, "cleared_at_call")
-    if needed_later:
-        order.insert(8, "needed_later")
-    if result.offloads:
-        order.insert(8, "offloaded_path")
+    # what a reader scans first, on screen at 1,280 px: which call, what it was asked, what happened and why
+    order = ["index", "tool_name", "input", "status", "why", *(["needed_later"] if needed_later else []),
+             *(["cleared_at_call"] if result.mode == "replay" else []), "tokens_before", "tokens_after",
+             *(["offloaded_path"] if result.offloads else []), "in_window", "role", "preview", "tool_call_id",
+             "origin"]
     st.dataframe(
         view, key="table", hide_index=True, on_select=_picked, selection_mode="single-row",
         height=min(38 + 35 * len(view), 640),  # the rows there are, up to a screenful
         column_order=order,
         column_config={
             "index": st.column_config.NumberColumn("#", width="small"),
-            "tool_name": st.column_config.TextColumn("tool", width="medium"),
-            "status": st.column_config.TextColumn("status", width="medium"),
-            "why": st.column_config.TextColumn("why", width="large"),
+            "tool_name": st.column_config.TextColumn("tool", width="small"),
+            "input": st.column_config.TextColumn("input", width="medium",
+                                                 help="What the call was asked: the file, the command, the pattern."),
+            "status": st.column_config.TextColumn("status", width="small"),
+            "why": st.column_config.TextColumn("why", width="medium"),
             "tokens_before": st.column_config.NumberColumn("tokens", format="localized"),
             "tokens_after": st.column_config.NumberColumn("after", format="localized"),
             "in_window": st.column_config.CheckboxColumn("in window"),
-            "cleared_at_call": st.column_config.NumberColumn("cleared at call"),
-            "needed_later": st.column_config.TextColumn("needed later", width="large",
+            "cleared_at_call": st.column_config.NumberColumn("at call", help="The model call that first changed it."),
+            "needed_later": st.column_config.TextColumn("needed later", width="medium",
                                                         help="The model calls whose reply used a name only this "
                                                              "result still held, after the policy changed it."),
             "offloaded_path": st.column_config.TextColumn("offloaded to"),
@@ -663,6 +663,7 @@ def render_export(t: tc.Transcript, result: tc.Result, config: tc.ClearToolResul
             "Offloaded files (zip)",
             lambda: exports.offloaded_zip(result.offloads, backend, (f"reduced-{stem}", tc.dump(t, result.messages))),
             file_name=f"offloaded-{Path(stem).stem}.zip", mime="application/zip", key="dl_zip", on_click="ignore")
+    report_button(t, "dl_html")
     if conversations > 1:
         st.caption(f"The reduced file keeps the other {conversations - 1:,} conversation(s) of the original "
                    "file unchanged.")

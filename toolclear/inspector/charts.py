@@ -29,6 +29,8 @@ STATUS_COLORS = {
     "kept": "#1f77b4",
     "other message": "#c7d4e3",
 }
+COMPACTION_COLOR = "#8c564b"
+"""Brown: the log's compactions, apart from every status colour (excluded is purple)."""
 _ORDER = ["cleared", "offloaded", "protected", "excluded", "already cleared", "kept", "other message"]
 
 
@@ -95,9 +97,9 @@ def _mark_shapes(marks: Sequence[tuple[int, str]], offset: float) -> tuple[list[
     shapes, notes = [], []
     for k, label in marks:
         shapes.append({"type": "line", "xref": "x", "yref": "paper", "x0": k + offset, "x1": k + offset,
-                       "y0": 0, "y1": 1, "line": {"color": "#9467bd", "width": 1.5, "dash": "dot"}})
+                       "y0": 0, "y1": 1, "line": {"color": COMPACTION_COLOR, "width": 1.5, "dash": "dot"}})
         notes.append({"x": k + offset, "y": 0.93, "xref": "x", "yref": "paper", "text": display_text(label),
-                      "showarrow": False, "xanchor": "right", "textangle": -90, "font": {"color": "#9467bd"}})
+                      "showarrow": False, "xanchor": "right", "textangle": -90, "font": {"color": COMPACTION_COLOR}})
     return shapes, notes
 
 
@@ -238,13 +240,14 @@ def replay_figure(rp: Replay, *, height: int = 380, marks: Sequence[tuple[int, s
                              line={"color": "#1f77b4", "width": 2}, customdata=cleared,
                              hovertemplate="call at #%{x}: %{y:,} tokens sent<br>%{customdata} cleared at this call"
                              "<extra></extra>"))
-    if eino:
-        fig.add_trace(go.Scatter(x=x, y=tool_total, name="tool-result tokens (trigger)", mode="lines",
-                                 line={"color": "#ff7f0e", "width": 1},
+    if eino:  # the trigger's own quantity on its own axis (right): tool-result tokens, not the context sent
+        fig.add_trace(go.Scatter(x=x, y=tool_total, name="tool-result tokens (trigger, right axis)", mode="lines",
+                                 line={"color": "#ff7f0e", "width": 1}, yaxis="y2",
                                  hovertemplate="call at #%{x}: %{y:,} tool-result tokens counted<extra></extra>"))
     if len(x) and eino:
         fig.add_trace(go.Scatter(x=[x[0], x[-1]], y=[rp.config.tool_result_token_threshold] * 2,
-                                 name=f"threshold {rp.config.tool_result_token_threshold:,}", mode="lines",
+                                 name=f"threshold {rp.config.tool_result_token_threshold:,} (right axis)",
+                                 mode="lines", yaxis="y2",
                                  line={"color": "#d62728", "dash": "dash", "width": 1}, hoverinfo="skip"))
     breaks = np.asarray([s.cache_break for s in steps], dtype=bool)
     clears = cleared > 0
@@ -284,9 +287,16 @@ def replay_figure(rp: Replay, *, height: int = 380, marks: Sequence[tuple[int, s
         # below the plot: above it the chart's toolbar covered the legend
         legend={"orientation": "h", "y": -0.25, "yanchor": "top", "x": 0},
         xaxis={"title": "model call (index of the assistant message it produced)"},
-        yaxis={"title": "tokens", "rangemode": "tozero"},
+        yaxis={"title": "context tokens sent", "rangemode": "tozero"},
         hovermode="closest", uirevision="replay",
     )
+    if eino:
+        top = float(max(tool_total.max() if len(tool_total) else 0, rp.config.tool_result_token_threshold, 1))
+        ticks = _nice_ticks(top)
+        fig.update_layout(yaxis2={"title": {"text": "tool-result tokens (trigger)", "font": {"color": "#ff7f0e"}},
+                                  "overlaying": "y", "side": "right", "showgrid": False, "tickvals": ticks,
+                                  "ticktext": [_tick_label(v) for v in ticks], "range": [0, ticks[-1] * 1.02],
+                                  "tickfont": {"color": "#ff7f0e"}})
     return fig
 
 
@@ -506,10 +516,13 @@ def compare_figure(comparison: Any, *, height: int = 380) -> Any:
             mode="lines", customdata=[["yes" if s.cache_break else "no"] for s in steps],
             hovertemplate="call at #%{x}: %{y:,} tokens<br>cache break: %{customdata[0]}<extra>"
             + html.escape(display_text(label)) + "</extra>"))
-    fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 20, "b": 10},
-                      legend={"orientation": "h", "y": -0.25, "yanchor": "top", "x": 0},
-                      xaxis={"title": "model call (index of the assistant message it produced)"},
-                      yaxis={"title": "tokens sent", "rangemode": "tozero"}, hovermode="x unified")
+    # the legend (one line per policy) below the plot, and as much room as it needs: nothing cut off
+    fig.update_layout(height=height + 22 * max(0, len(comparison.labels) - 3),
+                      margin={"l": 10, "r": 10, "t": 20, "b": 10, "autoexpand": True},
+                      legend={"orientation": "h", "y": -0.2, "yanchor": "top", "x": 0},
+                      xaxis={"title": "model call (index of the assistant message it produced)", "automargin": True},
+                      yaxis={"title": "tokens sent", "rangemode": "tozero", "automargin": True},
+                      hovermode="x unified")
     return fig
 
 
@@ -568,9 +581,10 @@ def cost_figure(c: Any, *, height: int = 380) -> Any:
     fig.update_layout(barmode="stack", height=height, margin={"l": 10, "r": 10, "t": 20, "b": 10},
                       legend={"orientation": "h", "y": -0.25, "yanchor": "top", "x": 0},
                       xaxis={"title": "model call (index of the assistant message it produced)"},
-                      yaxis={"title": "dollars per call", "tickprefix": "$"},
+                      # round dollar ticks: $0.05, $1.5, $1,200 (two significant digits, no trailing zeros)
+                      yaxis={"title": "dollars per call", "tickprefix": "$", "tickformat": ",.2~r"},
                       yaxis2={"title": "dollars so far", "overlaying": "y", "side": "right", "tickprefix": "$",
-                              "showgrid": False, "rangemode": "tozero"}, hovermode="closest")
+                              "tickformat": ",.2~r", "showgrid": False, "rangemode": "tozero"}, hovermode="closest")
     return fig
 
 
@@ -587,7 +601,8 @@ def recorded_figure(recorded: Any, simulated: Any, *, height: int = 320) -> Any:
                              line={"color": "#1f77b4", "dash": "dot"}))
     fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 20, "b": 10},
                       legend={"orientation": "h", "y": -0.3, "yanchor": "top", "x": 0},
-                      xaxis={"title": "model call"}, yaxis={"title": "input dollars", "tickprefix": "$"})
+                      xaxis={"title": "model call"}, yaxis={"title": "input dollars", "tickprefix": "$",
+                                                             "tickformat": ",.2~r"})
     return fig
 
 

@@ -19,7 +19,7 @@ import toolclear as tc
 from toolclear import lab, report, schema
 from toolclear.formats import written_as
 from toolclear.inspector import charts, exports, money, snippets
-from toolclear.inspector.verdict_view import render_verdict
+from toolclear.inspector.verdict_view import render_verdict, report_button
 from toolclear.inspector.widgets import md, slider_pair, store
 from toolclear.policies import Knob, preset_named, registered
 from toolclear.policies._spec import default_knobs
@@ -462,6 +462,7 @@ def render_policy_export(t: tc.Transcript, result: tc.Result, config: Any, mode:
                             key="p_dl_eino")
     rows = report.message_rows(result, t)
     st.download_button("Report (CSV)", exports.report_csv(rows), file_name=f"{stem}.report.csv", key="p_dl_csv")
+    report_button(t, "p_dl_html")
     for title, lang, code in snippets.policy_snippets(config, path=t.source or stem, mode=mode,
                                                       conversation=t.id if t.id != "0" else None):
         st.caption(title)

@@ -14,7 +14,7 @@ from toolclear.inspector.widgets import md
 from toolclear.report import usd
 from toolclear.verdict import Verdict, verdict
 
-__all__ = ["render_verdict"]
+__all__ = ["render_verdict", "report_button"]
 
 
 def _use(spec: str) -> None:
@@ -34,6 +34,7 @@ def render_verdict(t: tc.Transcript, config: Any, counter: str, pricing: tc.Pric
         st.info("This conversation has no model call: there is nothing to price.")
         return None
     v = verdict(t, config, pricing=pricing, calibrate=calibrate, counter=counter, offloading=offloading)
+    st.session_state["_verdict"] = (t, v)  # what the Export view's HTML report holds
     r = v.row
     saved = v.dollars_saved
     cols = st.columns(5)
@@ -56,3 +57,20 @@ def render_verdict(t: tc.Transcript, config: Any, counter: str, pricing: tc.Pric
     for note in v.notes:
         st.caption(md(f"Pricing: {note}."))
     return v
+
+
+def report_button(t: tc.Transcript, key: str) -> None:
+    """The HTML report of the verdict on screen: one self-contained file, charts included."""
+    from pathlib import Path
+
+    from toolclear.inspector.html_report import html_report
+
+    shown = st.session_state.get("_verdict")
+    if shown is None or shown[0] is not t:
+        st.caption("The HTML report holds the verdict: pick a pricing to have one.")
+        return
+    stem = Path(t.source).stem or "transcript"
+    st.download_button("Report (HTML, works offline)", lambda: html_report(t, shown[1]),
+                       file_name=f"toolclear-report-{stem}.html", mime="text/html", key=key, on_click="ignore",
+                       help="The verdict, the context per call, every setting tried and what was lost: one file "
+                            "to attach to an issue or a pull request.")

@@ -76,7 +76,7 @@ def test_opens_on_the_sample_with_the_policy_at_work(sample) -> None:
     expect_numbers(at, result, sample)
     assert not at.error
     # the verdict first: the sample names no model, so it is priced at the stated default
-    assert at.metric[0].label == "Verdict" and at.selectbox(key="pricing").value == "claude-sonnet-4-5"
+    assert at.metric[0].label.startswith("Verdict: ") and at.selectbox(key="pricing").value == "claude-sonnet-4-5"
     show(at, "Replay")  # the context per call, and the dollars per call
     assert len(at.get("plotly_chart")) == 2 and any(m.label == "Prompt-cache breaks" for m in at.metric)
     show(at, "Parameter sweep")

@@ -86,9 +86,10 @@ def test_the_inspector_shows_the_verdicts_dollars(label) -> None:
     assert not at.exception, at.exception
     v = tc.verdict(tc.load(path), SETTINGS[label])
     m = metrics(at)
-    assert at.metric[0].label == "Verdict"  # the first thing on the screen
+    assert at.metric[0].label.startswith("Verdict: ")  # the first thing on the screen
     assert m["With the policy"] == usd(v.dollars) and m["Without it"] == usd(v.dollars_without_policy)
-    assert m["Verdict"] == ("Saves " if v.dollars_saved >= 0 else "Costs more by ") + usd(abs(v.dollars_saved))
+    assert at.metric[0].label == ("Verdict: saves" if v.dollars_saved >= 0 else "Verdict: costs more by")
+    assert at.metric[0].value == usd(abs(v.dollars_saved))
     assert m["Cache breaks"] == f"{v.row['cache_breaks']:,}"
     assert any(v.headline.replace("*", "") in a.value.replace("\\", "") for a in [*at.success, *at.warning])
     show(at, "Compare")
@@ -125,3 +126,14 @@ def test_a_cassette_opens_on_its_conversation_with_the_most_tool_results() -> No
     assert at.selectbox(key="conversation").value == richest.id != ts[0].id
     code, out, _ = cli("report", str(path), "-o", "/dev/null")
     assert code == 0
+
+
+def test_every_run_of_the_corpus_gets_a_verdict() -> None:
+    """Priced at a stated default when its log names no model, whatever its format: no
+    run of the corpus is an internal error (a run with no call to price was one)."""
+    paths = sorted(p for p in CORPUS.rglob("*") if p.suffix in (".json", ".jsonl", ".yaml", ".traj"))
+    assert len(paths) >= 20
+    for path in paths:
+        for t in tc.load_all(path)[:3]:
+            v = tc.verdict(t, "eino")
+            assert v.pricing and v.row["dollars"] >= 0, path

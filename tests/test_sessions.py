@@ -167,7 +167,7 @@ def test_the_app_with_no_file_opens_on_the_newest_session(home, monkeypatch) -> 
     box = at.selectbox(key="sample")
     assert box.value.startswith("Claude Code · 3 · ") and box.value.endswith("4c-ff5845d5a2.jsonl")
     assert [o.split(" · ")[0] for o in box.options[:4]] == ["Claude Code", "Codex CLI", "Gemini CLI", "Claude Code"]
-    assert at.metric[0].label == "Verdict"
+    assert at.metric[0].label.startswith("Verdict: ")
     assert any("4c-ff5845d5a2.jsonl" in c.value.replace("\\", "") for c in at.caption)
     box.set_value(box.options[1]).run()  # the Codex session
     assert not at.exception and any("format codex" in c.value.replace("\\", "") for c in at.caption)

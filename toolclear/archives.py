@@ -18,15 +18,11 @@ import zlib
 from collections.abc import Iterator, Mapping
 from typing import IO, NamedTuple
 
+from .limits import ARCHIVE_FLOOR, MEMBER_FLOOR, RATIO, how_to_raise
+
 __all__ = ["ARCHIVE_FLOOR", "DAMAGED", "MEMBER_FLOOR", "RATIO", "Member", "is_archive", "list_members",
            "read_member", "read_members"]
 
-MEMBER_FLOOR = 16 << 20
-"""A member may always decompress to this many bytes."""
-ARCHIVE_FLOOR = 256 << 20
-"""An archive may always decompress to this many bytes in all."""
-RATIO = 20
-"""Past the floors, what decompresses may be this many times what was compressed."""
 DAMAGED = (OSError, KeyError, EOFError, RuntimeError, NotImplementedError, ValueError, tarfile.TarError,
            zipfile.BadZipFile, zlib.error)
 """What a damaged, encrypted or oddly compressed member raises: that member's error."""
@@ -71,7 +67,7 @@ def _capped(fh: IO[bytes], name: str, limit: int) -> bytes:
         total += len(chunk)
         if total > limit:
             raise BudgetError(f"{name}: decompresses to more than {limit:,} bytes, past the budget for its size "
-                              "(a decompression bomb?); not read")
+                              f"(a decompression bomb?); not read ({how_to_raise('MEMBER_FLOOR')})")
         parts.append(chunk)
 
 

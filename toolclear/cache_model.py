@@ -344,7 +344,7 @@ def _call_facts(result: Result, scale: float, kept: ThinkingKept = "all") -> dic
     if not k_n:
         empty = np.zeros(0, dtype=i64)
         return {"ends": empty, "times": np.zeros(0), "outs": empty, "ctx_w": empty, "ctx_u": empty,
-                "lows": empty, "highs": empty, "timed": False}
+                "lows": empty, "highs": empty, "timed": False, "think": None, "think_limit": empty}
     with paused_gc():
         ends, ctx_w, ctx_u, lows, highs, own = _step_columns(np, result, k_n)
     outs = np.rint(own * scale).astype(i64)

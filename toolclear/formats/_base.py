@@ -59,19 +59,49 @@ class InJson:
 IN_JSON = InJson()
 
 
-def _json_body(raw: Any) -> dict[str, Any] | None:
+def _gunzip(data: bytes, path: Path, left: list[int]) -> bytes | None:
+    """A gzip body decompressed in steps, never past ``limits.MAX_BODY_BYTES`` nor past
+    what the cassette has ``left`` of ``MAX_CASSETTE_BYTES`` (a 1.5 MB body can inflate
+    to 1 GiB): past either, the cassette is refused in one line naming the bound."""
+    import zlib
+
+    from ..errors import TranscriptError
+    from ..limits import MAX_BODY_BYTES, how_to_raise
+
+    limit, name = ((MAX_BODY_BYTES, "MAX_BODY_BYTES") if MAX_BODY_BYTES <= left[0]
+                   else (left[0], "MAX_CASSETTE_BYTES"))
+    out, pending, d = [], data, zlib.decompressobj(wbits=31)
+    total = 0
+    try:
+        while pending and not d.eof:
+            chunk = d.decompress(pending, 1 << 20)
+            pending = d.unconsumed_tail
+            total += len(chunk)
+            if total > limit:
+                raise TranscriptError(f"its gzip body decompresses to more than {limit:,} bytes (a decompression "
+                                      f"bomb?); not read ({how_to_raise(name)})", where=render_path(path))
+            out.append(chunk)
+    except zlib.error:
+        return None
+    if not d.eof:
+        return None  # truncated: not a body to read
+    left[0] -= total
+    return b"".join(out)
+
+
+def _json_body(raw: Any, path: Path = (), left: list[int] | None = None) -> dict[str, Any] | None:
     """A cassette body's JSON object: a string, or bytes (gzip or not), as vcrpy keeps it."""
     if isinstance(raw, dict) and "string" in raw:  # vcrpy's {'string': ...} form
         raw = raw["string"]
     if isinstance(raw, (bytes, bytearray)):
         data = bytes(raw)
         if data[:2] == b"\x1f\x8b":
-            import gzip
+            from ..limits import MAX_CASSETTE_BYTES
 
-            try:
-                data = gzip.decompress(data)
-            except (OSError, EOFError):
+            found = _gunzip(data, path, left if left is not None else [MAX_CASSETTE_BYTES])
+            if found is None:
                 return None
+            data = found
         try:
             raw = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -90,6 +120,9 @@ def cassette_requests(value: Any) -> Iterator[tuple[Path, dict[str, Any]]]:
     it is: the formats pick the bodies that hold their own message list. pydantic-ai's
     cassettes hold a ``parsed_body``; plain vcrpy keeps ``body`` as the JSON text that
     was sent (a string, ``{string: ...}``, or bytes, gzip or not)."""
+    from ..limits import MAX_CASSETTE_BYTES
+
+    left = [MAX_CASSETTE_BYTES]  # what the cassette's compressed bodies may still decompress to
     for i, it in enumerate(as_list(as_dict(value).get("interactions"))):
         request = as_dict(as_dict(it).get("request"))
         body = as_dict(request.get("parsed_body"))
@@ -97,7 +130,7 @@ def cassette_requests(value: Any) -> Iterator[tuple[Path, dict[str, Any]]]:
             yield ("interactions", i, "request", "parsed_body"), body
             continue
         raw = request.get("body")
-        parsed = _json_body(raw)
+        parsed = _json_body(raw, ("interactions", i, "request", "body"), left)
         if parsed is not None:
             base: Path = ("interactions", i, "request", "body")
             yield base + (("string",) if isinstance(raw, dict) else ()) + (IN_JSON,), parsed

@@ -14,22 +14,24 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TranscriptError
+from ..limits import MAX_SOURCE_BYTES, how_to_raise
 
 __all__ = ["MAX_BYTES", "Source", "read_source", "read_stream"]
 
 Source = str | bytes | bytearray | memoryview | os.PathLike[str] | Any
 """A path, the bytes of a transcript, or a binary file object."""
 
-MAX_BYTES = 2 << 30
-"""The most toolclear reads from one source (2 GiB): past it a stream is refused
-rather than read without bound."""
+MAX_BYTES = MAX_SOURCE_BYTES
+"""The most toolclear reads from one source (``limits.MAX_SOURCE_BYTES``, 2 GiB): past
+it a stream is refused rather than read without bound."""
 
 _CHUNK = 1 << 20
 
 
 def _too_big(label: str, limit: int) -> TranscriptError:
     return TranscriptError(
-        f"larger than {limit:,} bytes, the most toolclear reads from one source", source=label
+        f"larger than {limit:,} bytes, the most toolclear reads from one source "
+        f"({how_to_raise('MAX_SOURCE_BYTES')})", source=label
     )
 
 

@@ -14,7 +14,7 @@ from toolclear.inspector.widgets import md
 from toolclear.report import usd
 from toolclear.verdict import Verdict, verdict
 
-__all__ = ["render_verdict", "report_button"]
+__all__ = ["render_verdict", "report_button", "verdict_label"]
 
 
 def _use(spec: str) -> None:
@@ -37,19 +37,23 @@ def render_verdict(t: tc.Transcript, config: Any, counter: str, pricing: tc.Pric
     st.session_state["_verdict"] = (t, v)  # what the Export view's HTML report holds
     r = v.row
     saved = v.dollars_saved
-    cols = st.columns(5)
-    cols[0].metric("Verdict", ("Saves " if saved >= 0 else "Costs more by ") + usd(abs(saved)),
-                   help="The policy before every model call, each call priced with the provider's prompt cache "
-                        f"at {v.pricing} prices" + (", calibrated on the recorded usage" if calibrate else "")
-                        + ", against the same run with no policy.")
-    cols[1].metric("With the policy", usd(v.dollars))
-    cols[2].metric("Without it", usd(v.dollars_without_policy))
-    cols[3].metric("Cache breaks", f"{int(r['cache_breaks']):,}",
-                   help="Calls at which the policy changed something an earlier call had sent: the calls after "
-                        "it write the cached prefix again.")
-    cols[4].metric("Needed later", f"{int(r['needed_results']):,} of {int(r['results_cleared']):,}",
-                   help="Of the messages the policy changed at some call, how many the agent's later replies used "
-                        "(by names only those messages held).")
+    # two rows of three: dollar figures stay whole on a laptop screen (1,100 px)
+    top, bottom = st.columns(3), st.columns(3)
+    top[0].metric(verdict_label(saved), usd(abs(saved)),
+                  help="The policy before every model call, each call priced with the provider's prompt cache "
+                       f"at {v.pricing} prices" + (", calibrated on the recorded usage" if calibrate else "")
+                       + ", against the same run with no policy.")
+    top[1].metric("With the policy", usd(v.dollars))
+    top[2].metric("Without it", usd(v.dollars_without_policy))
+    bottom[0].metric("Cache breaks", f"{int(r['cache_breaks']):,}",
+                     help="Calls at which the policy changed something an earlier call had sent: the calls after "
+                          "it write the cached prefix again.")
+    bottom[1].metric("Needed later", f"{int(r['needed_results']):,} of {int(r['results_cleared']):,}",
+                     help="Of the messages the policy changed at some call, how many the agent's later replies "
+                          "used (by names only those messages held).")
+    bottom[2].metric("Net of re-fetching", ("+" if r["net_dollars_saved"] >= 0 else "−")
+                     + usd(abs(float(r["net_dollars_saved"]))),
+                     help="The saving less what re-reading each needed result once costs.")
     (st.success if v.pays else st.warning)(md(v.headline))
     if v.best is not None and v.best["policy"] != v.policy:
         st.button(f"Compare with the cheapest: {v.best['policy']}", key="verdict_use_best", on_click=_use,
@@ -74,3 +78,8 @@ def report_button(t: tc.Transcript, key: str) -> None:
                        file_name=f"toolclear-report-{stem}.html", mime="text/html", key=key, on_click="ignore",
                        help="The verdict, the context per call, every setting tried and what was lost: one file "
                             "to attach to an issue or a pull request.")
+
+
+def verdict_label(saved: float) -> str:
+    """The verdict metric's label: the sign in words, so its value is a plain figure."""
+    return "Verdict: saves" if saved >= 0 else "Verdict: costs more by"

@@ -459,3 +459,47 @@ def test_import_toolclear_stays_light() -> None:
             "print(','.join(m for m in heavy if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", out.stdout
+
+
+def test_sigterm_while_reduce_writes_leaves_no_temp_file(tmp_path) -> None:
+    """What `timeout`, systemd and `kill` send: the same clean-up as Ctrl-C, said as such."""
+    import signal
+
+    big = tmp_path / "big.jsonl"
+    line = json.dumps({"role": "tool", "tool_call_id": "c", "tool_name": "t", "content": "x" * 4000}) + "\n"
+    big.write_text(line * 20_000)  # 80 MB
+    runner = "from toolclear.cli import main_entry\nprint('ready', flush=True)\nmain_entry()\n"
+    outcomes = set()
+    for delay in (0.1, 0.4, 0.8, 1.2):
+        out = tmp_path / "out.jsonl"
+        out.unlink(missing_ok=True)
+        proc = subprocess.Popen([sys.executable, "-c", runner, "reduce", str(big), "-o", str(out)], cwd=ROOT,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+        time.sleep(delay)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+        assert "Traceback" not in err, err
+        assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".toolclear-")) == []
+        if proc.returncode == 143:
+            assert err.startswith("toolclear: terminated; ") and ("wrote" in err) == out.exists(), err
+        else:
+            assert proc.returncode in (0, -signal.SIGTERM) and out.exists(), (proc.returncode, err)
+        outcomes.add(proc.returncode)
+    assert 143 in outcomes  # at least one landed mid-run
+
+
+@pytest.mark.parametrize("backend", ["memory", "dir"])
+def test_an_id_ending_in_a_repeat_suffix_never_shares_a_location(backend, tmp_path) -> None:
+    """Call ids x~2, x, x: three results, three locations, each read back as written."""
+    store = tc.MemoryBackend() if backend == "memory" else tc.LocalDirBackend(tmp_path / "off")
+    cfg = tc.ToolResultOffloadingConfig(offloading_token_limit=10)
+    written = []
+    for i, cid in enumerate(["x~2", "x", "x", "x~2", "x~3"]):
+        text = f"result {i} " * 100
+        o = tc.offload(text, cid, "t", cfg, store)
+        assert o.offloaded and o.path in o.message
+        written.append((o.path, text))
+    assert len({p for p, _ in written}) == len(written)
+    for path, text in written:
+        assert store.read(path) == text

@@ -218,6 +218,13 @@ class LocalDirBackend:
                 raise OffloadError(f"refusing to write outside {self.root}: {folder} leads to {real}")
             target, n, exists = base, 1, True
             while True:
+                taken = self._files.get(path if n == 1 else f"{path}~{n}")
+                if taken is not None and taken != target:
+                    # that location already names another file (an id that itself ends in ~2): one
+                    # location, one result, or reading the notice's path returns the wrong result
+                    n += 1
+                    target = base.with_name(f"{base.name}~{n}")
+                    continue
                 try:
                     info = os.lstat(target)
                 except FileNotFoundError:

@@ -1217,19 +1217,19 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[bytes] | None = None, 
         if args.command is None:
             parser.print_help(sys.stdout)
             return 2
-        if args.command == "corpus":
-            return _with_sigterm_as_interrupt(lambda: _COMMANDS[args.command](args, out, err))
-        return _COMMANDS[args.command](args, out, err)
+        # SIGTERM (timeout, systemd, kill) ends every command as Ctrl-C does: no temporary file left
+        return _with_sigterm_as_interrupt(lambda: _COMMANDS[args.command](args, out, err))
     except (UsageError, ToolclearError) as exc:
         print(f"toolclear: error: {terminal_text(str(exc))}", file=err)
         return 2
     except BrokenPipeError:
         return 0
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         done = ", ".join(terminal_text(p) for p in _WRITTEN)
-        print(f"toolclear: interrupted; {'wrote ' + done + ' before that' if done else 'nothing was written'}",
+        how = "terminated" if isinstance(exc, Terminated) else "interrupted"
+        print(f"toolclear: {how}; {'wrote ' + done + ' before that' if done else 'nothing was written'}",
               file=err)
-        return 130
+        return 143 if isinstance(exc, Terminated) else 130
     except MemoryError:
         print("toolclear: error: out of memory reading the input", file=err)
         return 2
@@ -1237,6 +1237,10 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[bytes] | None = None, 
         print(f"toolclear: internal error, please report it: {type(exc).__name__}: {terminal_text(str(exc))}",
               file=err)
         return 1
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, taken as Ctrl-C is (the same clean-up), reported as such (exit 143)."""
 
 
 def _with_sigterm_as_interrupt(run: Any) -> int:
@@ -1247,7 +1251,7 @@ def _with_sigterm_as_interrupt(run: Any) -> int:
         return int(run())
 
     def _interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
+        raise Terminated
 
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:

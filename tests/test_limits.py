@@ -107,3 +107,38 @@ def test_the_whole_cassette_has_a_budget_too(tmp_path, monkeypatch) -> None:
              "response": {"status": {"code": 200}, "body": {"string": "{}"}}} for _ in range(4)]
     with pytest.raises(tc.TranscriptError, match="TOOLCLEAR_MAX_CASSETTE_BYTES"):
         list(_base.cassette_requests({"interactions": many}))
+
+
+def _tar_with_a_huge_skipped_member(path: Path, member_type: bytes) -> None:
+    """A tar.gz: a member whose header claims 1 GiB of zeros (about 1 MB compressed),
+    skipped by the reader (a link, or a file no pattern wants), then a wanted run."""
+    import tarfile
+
+    run = (ROOT / "sample_data" / "coding-agent.openai.json").read_bytes()
+    c = zlib.compressobj(6, zlib.DEFLATED, 31)
+    out = bytearray()
+    big = tarfile.TarInfo("payload.bin")
+    big.size = 1 << 30
+    header = bytearray(big.tobuf(format=tarfile.GNU_FORMAT))
+    header[156:157] = member_type  # a regular file '0', or a link: its data is skipped all the same
+    chksum = sum(header[:148]) + 8 * 32 + sum(header[156:512])
+    header[148:156] = b"%06o\0 " % chksum
+    out += c.compress(bytes(header))
+    zeros = b"\0" * (1 << 20)
+    for _ in range(1024):
+        out += c.compress(zeros)
+    good = tarfile.TarInfo("runs/run.json")
+    good.size = len(run)
+    out += c.compress(good.tobuf(format=tarfile.GNU_FORMAT) + run + b"\0" * (-len(run) % 512) + b"\0" * 1024)
+    out += c.flush()
+    path.write_bytes(bytes(out))
+
+
+@pytest.mark.parametrize("member_type", [b"0", b"7"], ids=["regular", "contiguous"])
+def test_a_tar_member_past_the_budget_stops_the_listing_at_once(tmp_path, member_type) -> None:
+    path = tmp_path / "runs.tar.gz"
+    _tar_with_a_huge_skipped_member(path, member_type)
+    start = time.monotonic()
+    corpus = tc.load_corpus(path)
+    assert time.monotonic() - start < 10
+    assert corpus.files == () and "payload.bin" in corpus.errors[0][1] and "ARCHIVE_FLOOR" in corpus.errors[0][1]

@@ -53,8 +53,22 @@ def list_members(path: str | os.PathLike[str]) -> list[Member]:
     if zipfile.is_zipfile(path):
         with zipfile.ZipFile(path) as zf:
             return [Member(i.filename, k) for k, i in enumerate(zf.infolist()) if not i.is_dir()]
+    limit = max(ARCHIVE_FLOOR, RATIO * os.path.getsize(path))
     with tarfile.open(path, mode="r|*") as tf:  # a stream: one pass, members not kept
-        return [Member(m.name, k) for k, m in enumerate(tf) if m.isfile()]
+        return [Member(m.name, k) for k, m in enumerate(_bounded(tf, path, limit)) if m.isfile()]
+
+
+def _bounded(tf: tarfile.TarFile, path: str | os.PathLike[str], limit: int) -> Iterator[tarfile.TarInfo]:
+    """The members of a tar stream, refused once the stream would have to decompress past
+    ``limit`` bytes to reach the next header: tarfile skips a member's data itself (a link
+    or an unwanted member whose header claims gigabytes of a compressed stream), and that
+    decompression counts against no member's budget."""
+    for m in tf:
+        if m.offset_data + (m.size if m.isreg() or m.type not in tarfile.SUPPORTED_TYPES else 0) > limit:
+            raise BudgetError(f"{os.fspath(path)}: its member {m.name!r} reaches past {limit:,} decompressed bytes, "
+                              f"the budget for the archive's size (a decompression bomb?); not read "
+                              f"({how_to_raise('ARCHIVE_FLOOR')})")
+        yield m
 
 
 def _capped(fh: IO[bytes], name: str, limit: int) -> bytes:
@@ -116,7 +130,7 @@ def _tar_members(path: str | os.PathLike[str], wanted: Mapping[int, str], size: 
     broke: BaseException | None = None
     try:
         with tarfile.open(path, mode="r|*") as tf:  # a stream: decompressed once, front to back
-            for k, m in enumerate(tf):
+            for k, m in enumerate(_bounded(tf, path, budget[0])):
                 if k not in wanted:
                     continue
                 seen.add(k)
@@ -126,7 +140,7 @@ def _tar_members(path: str | os.PathLike[str], wanted: Mapping[int, str], size: 
                     yield k, None, _why(wanted[k], exc)
                     continue
                 yield k, data, None
-    except DAMAGED as exc:  # the stream itself ends early or breaks: the members not reached say so
+    except (BudgetError, *DAMAGED) as exc:  # the stream ends early, breaks or grows too far: the rest say so
         broke = exc
     for j, name in wanted.items():
         if j not in seen:

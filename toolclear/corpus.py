@@ -220,7 +220,10 @@ def _listing(path: Path, pattern: str, errors: list[tuple[str, str]]) -> list[Co
     try:
         return _archive_files(path, pattern)
     except DAMAGED as exc:
-        errors.append((str(path), f"cannot read the archive: {type(exc).__name__}: {exc}"))
+        from .archives import BudgetError
+
+        errors.append((str(path), str(exc) if isinstance(exc, BudgetError) else
+                       f"cannot read the archive: {type(exc).__name__}: {exc}"))
         return []
 
 

@@ -161,3 +161,41 @@ def test_the_cli_reduces_a_trace_into_an_openai_transcript_and_says_so(tmp_path)
         "[Old tool result content cleared]"] * 2
     code, listing, _ = run("formats")
     assert code == 0 and b"written back as: openai" in listing
+
+
+def _trace(spans: int, separate: bool) -> bytes:
+    """OTLP JSON of `spans` chat spans: one agent conversation per span (a new user
+    request each time), in one trace or each in its own."""
+    out = []
+    for k in range(spans):
+        inputs = [{"role": "system", "parts": [{"type": "text", "content": "You are helpful."}]},
+                  {"role": "user", "parts": [{"type": "text", "content": f"task {k}"}]}]
+        outputs = [{"role": "assistant", "parts": [{"type": "tool_call", "id": f"c{k}", "name": "ls",
+                                                    "arguments": {}}]}]
+        out.append({"traceId": f"{(k if separate else 1):032x}", "spanId": f"{k + 1:016x}", "name": "chat m",
+                    "startTimeUnixNano": str(1_700_000_000_000_000_000 + k), "attributes": [
+                        {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+                        {"key": "gen_ai.input.messages", "value": {"stringValue": json.dumps(inputs)}},
+                        {"key": "gen_ai.output.messages", "value": {"stringValue": json.dumps(outputs)}}]})
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": out}]}]}).encode()
+
+
+@pytest.mark.parametrize("separate", [False, True], ids=["one trace", "a trace each"])
+def test_reading_chat_spans_is_linear(separate) -> None:
+    """750 -> 3,000 spans: at most about 4x the time (it was 19x: each call was compared
+    with every conversation's rebuilt history)."""
+    import time
+
+    def timed(n: int) -> float:
+        data = _trace(n, separate)
+        best = float("inf")
+        for _ in range(2):
+            t0 = time.perf_counter()
+            runs = tc.load_all(data, "otel")
+            best = min(best, time.perf_counter() - t0)
+        assert len(runs) == n  # every span a conversation of its own
+        return best
+
+    small, large = timed(750), timed(3000)
+    assert large < 8 * small + 0.5, (small, large)
+    assert large < 20

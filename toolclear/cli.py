@@ -157,9 +157,15 @@ def _dollars(text: str) -> float:
     return value
 
 
+def _pricing_name(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a preset's or a model's name, 'auto' or 'none', got ''")
+    return text.strip()
+
+
 def _pricing_options(parser: argparse.ArgumentParser, title: str, default: str | None = None) -> None:
     g = parser.add_argument_group(f"money ({title}; presets: 'toolclear prices')")
-    g.add_argument("--pricing", metavar="NAME", default=default,
+    g.add_argument("--pricing", metavar="NAME", default=default, type=_pricing_name,
                    help="price each model call with this preset's prices and cache, or 'auto': the prices of the "
                         f"model the log names ({DEFAULT_PRICING} when it names none, said in a note)"
                         + (f"; 'none' for no dollars (default: {default})" if default else ""))
@@ -302,7 +308,7 @@ def _parser() -> _Parser:
     corp.add_argument("--threshold", type=_range, metavar="A:B:N", help="threshold values: N from A to B")
     corp.add_argument("--keep", type=_range, metavar="A:B:N", help="keep values: N from A to B")
     corp.add_argument("--replay", action="store_true", help="replay every run (default: one pass each)")
-    corp.add_argument("--pricing", metavar="NAME", default=None,
+    corp.add_argument("--pricing", metavar="NAME", default=None, type=_pricing_name,
                       help="price every call with this preset, or 'auto': each run at the preset of the model its "
                            "log names (default with --replay: auto)")
     corp.add_argument("--calibrate", action=argparse.BooleanOptionalAction, default=True,

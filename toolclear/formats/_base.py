@@ -22,6 +22,7 @@ __all__ = [
     "IN_JSON",
     "InJson",
     "cassette_requests",
+    "token_count",
     "Builder",
     "Wrap",
     "FormatReader",
@@ -134,6 +135,18 @@ def cassette_requests(value: Any) -> Iterator[tuple[Path, dict[str, Any]]]:
         if parsed is not None:
             base: Path = ("interactions", i, "request", "body")
             yield base + (("string",) if isinstance(raw, dict) else ()) + (IN_JSON,), parsed
+
+
+MAX_TOKENS = 10**12
+"""The most tokens one usage field of one call is taken to hold: past it a count is a
+mutation or an overflow, not a call (and sums of it over a run would overflow the cost
+model's 64-bit arrays), so it reads as not recorded."""
+
+
+def token_count(value: Any) -> int:
+    """A usage field as a count: a whole number from 0 to ``MAX_TOKENS``, else 0 (a string,
+    a bool, NaN, a negative or absurd number is not a count)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS else 0
 
 
 def str_or(value: Any, default: str = "") -> str:

@@ -25,6 +25,7 @@ from ._base import (
     json_type,
     str_or,
     str_or_none,
+    token_count,
     where,
 )
 from ._doc import BadLine, Document, Path
@@ -437,8 +438,7 @@ def _reply_key(m: Message) -> tuple[str, ...]:
     return tuple(c.id for c in m.tool_calls) if m.tool_calls else ("text", m.content)
 
 
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+_count = token_count  # one rule for every reader: toolclear.formats._base
 
 
 def _response_usage(body: dict[str, Any]) -> tuple[tuple[str, ...], Usage] | None:

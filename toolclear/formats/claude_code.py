@@ -23,7 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..model import Message, Transcript, Usage
-from ._base import Builder, FormatReader, content_text, json_type, result_text_paths, str_or_none
+from ._base import Builder, FormatReader, content_text, json_type, result_text_paths, str_or_none, token_count
 from ._doc import BadLine, Document
 from .chat import read_anthropic_blocks
 
@@ -61,8 +61,7 @@ def _message_event(rec: Any) -> bool:
     )
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+_int = token_count  # one rule for every reader: toolclear.formats._base
 
 
 def read_usage(rec: dict[str, Any]) -> Usage | None:
@@ -234,9 +233,9 @@ class ClaudeCodeFormat(FormatReader):
 
     @staticmethod
     def _collect(rec: dict[str, Any], calls: set[str], replies: set[str]) -> None:
-        if rec.get("type") != "assistant":
+        msg = rec.get("message")
+        if rec.get("type") != "assistant" or not isinstance(msg, dict):
             return
-        msg = rec["message"]
         reply = str_or_none(msg.get("id"))
         if reply:
             replies.add(reply)
@@ -251,7 +250,9 @@ class ClaudeCodeFormat(FormatReader):
     @staticmethod
     def _joins(rec: dict[str, Any], calls: set[str], replies: set[str]) -> bool:
         """A side-branch line the model saw: a result of a call on the path, or more of a reply on it."""
-        msg = rec["message"]
+        msg = rec.get("message")
+        if not isinstance(msg, dict):
+            return False
         if rec.get("type") == "assistant":
             return str_or_none(msg.get("id")) in replies
         content = msg.get("content")

@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Any
 
 from ..model import Transcript, Usage
-from ._base import Builder, FormatReader, json_type, str_or_none
+from ._base import Builder, FormatReader, json_type, str_or_none, token_count
 from ._doc import BadLine, Document
 from .responses import read_item
 
@@ -126,5 +126,4 @@ def _note_skipped(b: Builder, reasoning: int, not_read: Counter[str]) -> None:
                        "definitions a search loaded, ghost_snapshot the CLI's undo snapshot")
 
 
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+_count = token_count  # one rule for every reader: toolclear.formats._base

@@ -40,6 +40,7 @@ from ._base import (
     result_text_paths,
     str_or,
     str_or_none,
+    token_count,
     where,
 )
 from ._doc import BadLine, Document, Path
@@ -159,8 +160,7 @@ def read_parts(doc: Document, role: str, parts: list[Any], path: Path, b: Builde
     return added
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+_int = token_count  # one rule for every reader: toolclear.formats._base
 
 
 def _first_int(meta: dict[str, Any], *keys: str) -> int:

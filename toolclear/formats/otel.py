@@ -38,7 +38,7 @@ from typing import Any
 
 from ..errors import TranscriptError
 from ..model import Transcript, Usage
-from ._base import Builder, FormatReader, as_dict, compact_json, json_type, str_or_none
+from ._base import Builder, FormatReader, as_dict, compact_json, json_type, str_or_none, token_count
 from ._doc import BadLine, Document, Path, parse
 from .chat import Conversation, read_openai
 
@@ -74,10 +74,10 @@ def _any_value(v: Any) -> Any:
     if "boolValue" in v or "bool_value" in v:
         return _key(v, "boolValue", "bool_value")
     if "arrayValue" in v or "array_value" in v:
-        values = (_key(v, "arrayValue", "array_value") or {}).get("values") or []
+        values = as_dict(_key(v, "arrayValue", "array_value")).get("values") or []
         return [_any_value(x) for x in values] if isinstance(values, list) else []
     if "kvlistValue" in v or "kvlist_value" in v:
-        return _attributes((_key(v, "kvlistValue", "kvlist_value") or {}).get("values"))
+        return _attributes(as_dict(_key(v, "kvlistValue", "kvlist_value")).get("values"))
     if "bytesValue" in v or "bytes_value" in v:
         return _key(v, "bytesValue", "bytes_value")
     return None
@@ -111,6 +111,7 @@ def _hex_id(raw: Any) -> str:
         return ""
     if len(raw) in (16, 32) and all(c in "0123456789abcdefABCDEF" for c in raw):
         return raw.lower()
+    raw = raw.encode("utf-8", "replace").decode("utf-8")  # a lone surrogate is no id: U+FFFD, as Go reads it
     try:
         return base64.b64decode(raw, validate=True).hex()
     except (binascii.Error, ValueError):
@@ -297,8 +298,7 @@ def _from_openinference(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+_int = token_count  # one rule for every reader: toolclear.formats._base
 
 
 def _usage(attrs: dict[str, Any], model: str, start: int) -> Usage | None:
@@ -349,10 +349,13 @@ def _read_span(span: dict[str, Any], where: str) -> _Call | None:
 
 
 def _to_int(value: Any) -> Any:
+    """A time in nanoseconds since the epoch as OTLP JSON writes it (a string or a
+    number); 0 (no time) for anything past 64 bits, infinite, NaN or not a number."""
     try:
-        return int(value)
-    except (TypeError, ValueError):
+        n = int(value)
+    except (TypeError, ValueError, OverflowError):
         return 0
+    return n if 0 <= n < 1 << 63 else 0
 
 
 # ------------------------------------------------------------------ conversations
@@ -496,11 +499,16 @@ class OtelFormat(FormatReader):
                    "metadata": {"otel_trace_id": r.calls[0].trace}, "messages": r.history} for r in runs]
         # the export keeps the file's kind: JSON Lines of bodies for JSON Lines; else one
         # body, or a list of them (several conversations)
-        if doc.kind == "jsonl":
-            text = "".join(json.dumps(b, ensure_ascii=False) + "\n" for b in bodies)
-        else:
-            text = json.dumps(bodies[0] if len(bodies) == 1 else bodies, indent=2, ensure_ascii=False) + "\n"
-        out_doc = parse(text.encode())
+        def dumped(ascii: bool) -> str:
+            if doc.kind == "jsonl":
+                return "".join(json.dumps(b, ensure_ascii=ascii) + "\n" for b in bodies)
+            return json.dumps(bodies[0] if len(bodies) == 1 else bodies, indent=2, ensure_ascii=ascii) + "\n"
+
+        try:
+            data = dumped(False).encode()
+        except UnicodeEncodeError:  # a lone surrogate in a message: kept, as the JSON escape it came as
+            data = dumped(True).encode()
+        out_doc = parse(data)
         out: list[Transcript] = []
         per_trace = Counter(r.calls[0].trace for r in runs)  # runs of each trace: numbered when several
         seen: Counter[str] = Counter()

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import TranscriptError
 from ..model import Message, ToolCall, Transcript, Usage
-from ._base import Builder, FormatReader, compact_json, json_type, parts_text, str_or, where
+from ._base import Builder, FormatReader, compact_json, json_type, parts_text, str_or, token_count, where
 from ._doc import Document, Path
 
 __all__ = ["PydanticAIFormat", "read_model_message"]
@@ -33,8 +33,7 @@ def _text(value: Any) -> str:
     return "" if value is None else compact_json(value)
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+_int = token_count  # one rule for every reader: toolclear.formats._base
 
 
 def _usage(d: dict[str, Any]) -> Usage | None:

@@ -20,7 +20,16 @@ from dataclasses import replace
 from typing import Any
 
 from ..model import Message, ToolCall, Transcript, Usage
-from ._base import Builder, FormatReader, as_dict, as_list, compact_json, content_text, str_or_none
+from ._base import (
+    Builder,
+    FormatReader,
+    as_dict,
+    as_list,
+    compact_json,
+    content_text,
+    str_or_none,
+    token_count,
+)
 from ._doc import Document, Path
 
 __all__ = ["SmolagentsFormat"]
@@ -82,8 +91,7 @@ def _usage(step: dict[str, Any]) -> Usage | None:
     if not isinstance(tu, dict):
         return None
     n_in, n_out = tu.get("input_tokens"), tu.get("output_tokens")
-    return Usage(input_tokens=n_in if isinstance(n_in, int) and n_in >= 0 else 0,
-                 output_tokens=n_out if isinstance(n_out, int) and n_out >= 0 else 0,
+    return Usage(input_tokens=token_count(n_in), output_tokens=token_count(n_out),
                  source="token_usage")
 
 

@@ -3,6 +3,8 @@ internal error; an option the user gave is never silently overridden."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import toolclear as tc
@@ -53,3 +55,59 @@ def test_pricing_refuses_numbers_that_would_overflow() -> None:
         tc.Pricing(input=1e308, output=1.0)
     with pytest.raises(tc.ConfigError, match="overhead_tokens"):
         tc.Pricing(input=1.0, output=1.0, overhead_tokens=10**30)
+
+
+# ---- round 5: messages that say what is wrong and where
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    import io
+
+    from toolclear.cli import main
+
+    err = io.StringIO()
+    code = main(list(args), stdout=io.BytesIO(), stderr=err)
+    return code, err.getvalue()
+
+
+SAMPLE_5 = Path(__file__).resolve().parents[1] / "sample_data" / "coding-agent.openai.json"
+
+
+@pytest.mark.parametrize("text, said", [
+    ('interactions:\n- request:\n    body: "\\uD800"\n', "YAML that cannot be read (line 3"),
+    ('{"messages": null}', "$.messages is null; expected a list of messages there"),
+    ('{"messages": 5}', "$.messages is a number; expected a list of messages there"),
+    ('[{"role":"user","content":"a\x00b"}]', "a raw control character (U+0000) inside a string"),
+], ids=["yaml lone surrogate", "messages null", "messages number", "NUL byte"])
+def test_a_bad_file_is_named_for_what_it_is(tmp_path, text, said) -> None:
+    path = tmp_path / ("f.yaml" if text.startswith("interactions") else "f.json")
+    path.write_text(text)
+    code, err = _cli("inspect", str(path))
+    assert code == 2 and said in err and err.count("\n") == 1, err
+
+
+def test_output_and_offload_options_say_what_is_wrong(tmp_path) -> None:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    for args, said in (
+        (["-o", ""], "-o '': give a file name"),
+        (["--report", "", "-o", str(tmp_path / "o.json")], "--report '': give a file name"),
+        (["--offload-dir", str(a_file)], "not a folder"),
+        (["--offload-dir", "/dev/null"], "not a folder"),
+        (["--offload-dir", ""], "--offload-dir '': give the folder"),
+    ):
+        code, err = _cli("reduce", str(SAMPLE_5), *args)
+        assert code == 2 and said in err, (args, err)
+    blocked = tmp_path / "off"
+    blocked.mkdir()
+    (blocked / "large_tool_result").write_text("a file where the folder of offloads goes")
+    code, err = _cli("reduce", str(SAMPLE_5), "--offload-dir", str(blocked), "--offload-limit", "10", "-o",
+                     str(tmp_path / "o.json"))
+    assert code == 0 and "offload write(s) failed" in err and "(the first: " in err, err
+
+
+def test_a_grid_from_a_to_b_and_a_bad_scheduler_address() -> None:
+    code, err = _cli("corpus", str(SAMPLE_5), "--threshold", "5:4:3")
+    assert code == 2 and "A <= B" in err
+    code, err = _cli("corpus", str(SAMPLE_5), "--engine", "dask", "--scheduler", "tcp://[::1")
+    assert code == 2 and "cannot connect: ValueError" in err and "within" not in err

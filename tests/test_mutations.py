@@ -121,3 +121,42 @@ def test_an_empty_pricing_name_is_a_usage_error() -> None:
         code = main([*command, str(ROOT / "sample_data" / "coding-agent.openai.json"), "--pricing", ""],
                     stdout=io.BytesIO(), stderr=err)
         assert code == 2 and "--pricing: expected a preset's or a model's name" in err.getvalue(), command
+
+
+def test_nan_or_infinity_in_usage_is_said() -> None:
+    t = tc.load(text=_cc(_usage(float("nan"))), format="claude-code")
+    assert any("writes NaN where a number belongs" in n for n in t.notes)
+    plain = tc.load(CC)
+    assert not any("where a number belongs" in n for n in plain.notes)
+
+
+def _two_look_alike_tools() -> str:
+    msgs = [{"role": "user", "content": "go"}]
+    for k, name in enumerate(["read_file", "read_file\u200b"]):
+        msgs.append({"role": "assistant", "content": "", "tool_calls": [
+            {"id": f"c{k}", "type": "function", "function": {"name": name, "arguments": "{}"}}]})
+        msgs.append({"role": "tool", "tool_call_id": f"c{k}", "name": name, "content": f"r{k}"})
+    return json.dumps(msgs)
+
+
+def test_invisible_characters_are_shown_not_hidden(tmp_path) -> None:
+    """read_file and read_file<ZWSP> are two tools and look like two; a U+202E in a file
+    name does not turn the caption around."""
+    path = tmp_path / "a\u202egnp.json"
+    path.write_text(_two_look_alike_tools(), encoding="utf-8")
+    out, err = io.BytesIO(), io.StringIO()
+    assert main(["inspect", str(path)], stdout=out, stderr=err) == 0, err.getvalue()
+    text = out.getvalue().decode()
+    assert "read_file\\u200b" in text and "\u200b" not in text and "\u202e" not in text and "\\u202e" in text
+
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.query_params["sample"] = "none"
+    at.run()
+    at.file_uploader(key="upload").set_value((path.name, path.read_bytes(), "application/json")).run()
+    assert not at.exception, at.exception
+    shown = " ".join(c.value for c in at.caption)
+    assert "\u202e" not in shown and "u202e" in shown
+    names = at.multiselect(key="exclude").options
+    assert len(names) == 2 and len({n.split(" (")[0] for n in names}) == 2 and not any("\u200b" in n for n in names)

@@ -214,6 +214,8 @@ def _range(text: str) -> list[int]:
         return parts
     if len(parts) != 3 or parts[2] < 1 or parts[2] > 100 or min(parts[:2]) < 0:
         raise argparse.ArgumentTypeError(f"expected A:B:N with N from 1 to 100, got {text!r}")
+    if parts[0] > parts[1]:
+        raise argparse.ArgumentTypeError(f"expected A:B:N with A <= B (from A to B), got {text!r}")
     from .corpus import spread
 
     return spread(*parts)
@@ -445,7 +447,10 @@ def _read_input(name: str | None, stderr: IO[str] | None = None) -> tuple[object
     return name, None
 
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# control characters, line and paragraph separators, and the invisible format characters a
+# crafted name hides behind: zero-width spaces and joiners, bidi marks, embeddings and isolates
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f"
+                      "\ufeff\ufff9-\ufffb]")
 
 
 def terminal_text(text: str) -> str:
@@ -484,6 +489,8 @@ def check_outputs(inputs: Sequence[str], outputs: Sequence[tuple[str, str | None
     named = [(flag, path) for flag, path in outputs if path not in (None, "-")]
     for flag, path in named:
         assert path is not None
+        if not path.strip():
+            raise UsageError(f"{flag} '': give a file name, or - for standard output")
         for src in inputs:
             if src != "-" and _same_file(src, path):
                 raise UsageError(f"{flag} {path} is the input file; write the output somewhere else")
@@ -586,7 +593,12 @@ def _policy_setup(args: argparse.Namespace) -> tuple[Any, ToolResultOffloadingCo
         args.counter = spec.steps_counter(config) or "eino"
     get_counter(args.counter)  # fail before any work if it cannot load
     offloading = backend = None
-    if args.offload_dir:
+    if args.offload_dir is not None:
+        if not args.offload_dir.strip():
+            raise UsageError("--offload-dir '': give the folder to write the offloaded results in")
+        if os.path.exists(args.offload_dir) and not os.path.isdir(args.offload_dir):
+            raise UsageError(f"--offload-dir {terminal_text(args.offload_dir)}: not a folder (offloaded results are "
+                             "files written inside it)")
         backend = LocalDirBackend(args.offload_dir)
         if spec.offloads:
             offloading = ToolResultOffloadingConfig(
@@ -613,6 +625,8 @@ def _run_pricing(args: argparse.Namespace, pricing: Pricing | None, t: Transcrip
     return found
 
 
+_FIRST_FAILURE: list[str] = []
+"""Why the first offload write of the running command failed (said with the count)."""
 _NOTED: list[str] = []
 """What the pricing assumed, said once on stderr after the output."""
 
@@ -663,7 +677,8 @@ def _reduce(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
         doc = reports[0] if len(reports) == 1 else {"conversations": reports}
         _write_output(args.report, json_bytes(doc), stdout)
     if tally["failures"]:
-        print(f"toolclear: warning: {tally['failures']} offload write(s) failed; those results were kept",
+        first = f" (the first: {terminal_text(_FIRST_FAILURE[0])})" if _FIRST_FAILURE else ""
+        print(f"toolclear: warning: {tally['failures']} offload write(s) failed; those results were kept{first}",
               file=stderr)
     for t, c in costs:
         for line in _cost_lines(t, c):
@@ -703,7 +718,10 @@ def _tally(tally: Counter[str], result: Result, stderr: IO[str]) -> None:
     for note in result.notes:
         print(f"toolclear: note: {terminal_text(note)}", file=stderr)
     if result.offloads:
-        tally["failures"] += sum(1 for r in result.offloads if r is not None and r.error)
+        failed = [r.error for r in result.offloads if r is not None and r.error]
+        tally["failures"] += len(failed)
+        if failed and not _FIRST_FAILURE:
+            _FIRST_FAILURE.append(failed[0])
         tally["offloaded"] += sum(1 for r in result.offloads if r is not None and r.offloaded)
 
 
@@ -1215,6 +1233,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[bytes] | None = None, 
     err = stderr if stderr is not None else sys.stderr
     _WRITTEN.clear()
     _NOTED.clear()
+    _FIRST_FAILURE.clear()
     try:
         parser = _parser()
         args = parser.parse_args(argv)

@@ -38,6 +38,7 @@ __all__ = [
     "table_csv",
     "call_input",
     "call_inputs",
+    "visible",
 ]
 
 ROW_FIELDS: tuple[str, ...] = tuple(RowDict.__annotations__)
@@ -393,11 +394,11 @@ def call_input(arguments: str, limit: int = 120) -> str:
         if isinstance(found, list):
             found = " ".join(str(x) for x in found)
         text = found if isinstance(found, str) else ", ".join(f"{k}={v}" for k, v in list(args.items())[:3])
-    text = _visible(display_text(" ".join(str(text).split())))
+    text = visible(display_text(" ".join(str(text).split())))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _visible(text: str) -> str:
+def visible(text: str) -> str:
     """Control, zero-width and bidi characters shown as escapes: ``read_file`` and
     ``read_file\u200b`` must not look alike, nor a U+202E turn the cell around."""
     import unicodedata

@@ -14,7 +14,7 @@ from typing import Any
 
 from .._gc import paused_gc
 from ..errors import TranscriptError
-from ..model import Message, Transcript
+from ..model import Message, Transcript, json_type
 from ._base import Binding, FormatReader, str_or_none
 from ._doc import Document, Path, parse
 from ._source import Source, read_source
@@ -142,6 +142,10 @@ def _describe(doc: Document) -> str:
     if isinstance(value, dict):
         if isinstance(value.get("interactions"), list):
             return "an API cassette none of whose requests has a body (parsed_body, or the JSON text vcrpy keeps) with 'messages'"
+        for key in ("messages", "history", "trajectory"):
+            if key in value and not isinstance(value[key], list):
+                got = json_type(value[key])
+                return f"$.{key} is {'null' if got == 'null' else got}; expected a list of messages there"
         keys_list = ", ".join(str(k) for k in list(value)[:12]) or "none"
         return (
             f"an object with keys {keys_list}; expected 'messages', 'history' (SWE-agent, "

@@ -4,6 +4,7 @@ conversations, and JSON helpers for readers."""
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -411,6 +412,11 @@ class Builder:
         container: str = "",
     ) -> Transcript:
         messages = tuple(self.messages)
+        notes = list(self.notes)
+        odd = _non_finite(self.doc.data)
+        if odd and any(m.usage is not None or m.role == "assistant" for m in messages):
+            notes.append(f"the file writes {odd} where a number belongs (JSON has no such value): a usage count "
+                         "written so reads as not recorded")
         return Transcript(
             format=fmt,
             messages=messages,
@@ -419,11 +425,23 @@ class Builder:
             title=title,
             container=container,
             warnings=tuple(self.warnings),
-            notes=tuple(self.notes),
+            notes=tuple(notes),
             origins=tuple(self.origins),
             _binding=Binding(self.doc, tuple(self.slots), messages,
                              tuple(self.blanks) if any(self.blanks) else ()),
         )
+
+
+_NON_FINITE = re.compile(rb"[:\[,]\s*(-?Infinity|NaN)\b")
+
+
+def _non_finite(data: bytes) -> str:
+    """'NaN' or 'Infinity' when the file writes one as a value (Python's JSON reads them;
+    JSON has no such number), else ''."""
+    if b"NaN" not in data and b"Infinity" not in data:
+        return ""
+    found = _NON_FINITE.search(data)
+    return found.group(1).decode() if found else ""
 
 
 @dataclass

@@ -282,6 +282,10 @@ def _json_error(exc: json.JSONDecodeError) -> TranscriptError:
         msg = "the text ends inside a string (is the file truncated?)"
     elif msg.startswith("Expecting") and exc.pos >= len(exc.doc.rstrip()):
         msg = f"the JSON ends too early (is the file truncated?): {msg.lower()}"
+    elif msg.startswith("Invalid control character"):
+        char = exc.doc[exc.pos] if exc.pos < len(exc.doc) else ""
+        msg = (f"a raw control character (U+{ord(char):04X}) inside a string; JSON wants it escaped"
+               if char else "a raw control character inside a string; JSON wants it escaped")
     return TranscriptError(f"not valid JSON: {msg}", where=f"line {exc.lineno}, column {exc.colno}")
 
 
@@ -479,7 +483,13 @@ def _try_yaml(text: str) -> tuple[Any, Any] | None:
     try:
         try:
             node = loader.get_single_node()
-        except Exception:  # any YAML error means "not YAML"; the JSON error is reported
+        except Exception as exc:  # "not YAML", and the JSON error is reported, unless it plainly is YAML
+            if _YAML_HEAD.search(text[:4096]):
+                mark = getattr(exc, "problem_mark", None)
+                where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+                problem = getattr(exc, "problem", None) or str(exc)
+                raise TranscriptError(f"YAML that cannot be read{where}: {' '.join(str(problem).split())[:200]}"
+                                      ) from None
             return None
         if node is None:
             return None

@@ -301,7 +301,7 @@ def _render_exclusions(t: tc.Transcript) -> None:
     st.session_state.exclude = [n for n in st.session_state.exclude if n in tools]
     st.sidebar.multiselect(
         "Never clear these tools", sorted(tools, key=lambda n: (-tools[n], n)), key="exclude",
-        format_func=lambda n: f"{safe(n) or '(unnamed)'} ({plural(tools[n], 'result')})",
+        format_func=lambda n: f"{report.visible(safe(n)) or '(unnamed)'} ({plural(tools[n], 'result')})",
     )
 
 
@@ -466,6 +466,7 @@ def render_replay(rp: tc.Replay, t: tc.Transcript) -> None:
 def render_table(t: tc.Transcript, result: tc.Result) -> None:
     df = pd.DataFrame(report.message_table(result, t), columns=list(report.ROW_FIELDS))
     df["input"] = report.call_inputs(t.messages)  # the file a Read read, the command a Bash ran
+    df["tool_name"] = df["tool_name"].map(lambda n: report.visible(n) if isinstance(n, str) else n)
     needed_later = _needed_later(result)
     if needed_later:
         df["needed_later"] = [needed_later.get(int(i), "") for i in df["index"]]

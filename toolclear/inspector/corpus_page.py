@@ -98,7 +98,7 @@ def _values(text: str, what: str) -> list[int]:
     try:
         if ":" in text:
             a, b, n = (int(p.replace(",", "").replace("_", "")) for p in text.split(":"))
-            if not 1 <= n <= 20:
+            if not 1 <= n <= 20 or a > b:
                 raise ValueError
             return spread(a, b, n)
         values = sorted({int(p.replace("_", "")) for p in text.replace(",", " ").split()[:MAX_GRID + 1]})
@@ -106,7 +106,7 @@ def _values(text: str, what: str) -> list[int]:
             raise ValueError
         return values
     except ValueError:
-        raise tc.ConfigError(f"{what}: expected A:B:N (N up to {MAX_GRID}) or up to {MAX_GRID} whole numbers "
+        raise tc.ConfigError(f"{what}: expected A:B:N (A <= B, N up to {MAX_GRID}) or up to {MAX_GRID} whole numbers "
                              f">= 0, got {text[:80]!r}") from None
 
 

@@ -27,7 +27,9 @@ def md(text: object) -> str:
     Escapes alone do not stop GitHub-flavoured autolinks (they are found in the text
     after escapes are resolved), so an invisible word joiner goes into every ``www.``,
     ``://`` and ``@``: a URL or e-mail address in a file name shows as text, not a link."""
-    flat = _AUTOLINK.sub(_WORD_JOINER, " ".join(safe(str(text)).split()))
+    # zero-width and bidi characters shown as escapes first (a U+202E would turn a file name around;
+    # read_file and read_file\u200b must not look alike), then the word joiners of our own
+    flat = _AUTOLINK.sub(_WORD_JOINER, " ".join(report.visible(safe(str(text))).split()))
     return _MD_SPECIAL.sub(r"\\\1", flat)
 
 

@@ -46,8 +46,11 @@ with control characters escaped, so a crafted file cannot drive the terminal).
 Outputs: `-o` and `--report` may not be the input file or each other (exit 2); a file is
 written to a temporary file beside it and renamed into place, keeping the mode of the
 file it replaces (else what the umask allows); a device or pipe (`-o /dev/null`) is written
-into, never replaced. Ctrl-C leaves no temporary file, and its message says which outputs
-were completed. CSV cells never start a formula.
+into, never replaced; an output that is a symbolic link is written through (the file it
+points to gets the new content, the link stays a link, as `cp` and `sort -o` do); a
+setuid, setgid or sticky bit of the file replaced is dropped. Ctrl-C and SIGTERM leave no
+temporary file, and the message says which outputs were completed (exit 130 and 143).
+CSV cells never start a formula.
 
 ## Reference
 

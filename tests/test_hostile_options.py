@@ -111,3 +111,28 @@ def test_a_grid_from_a_to_b_and_a_bad_scheduler_address() -> None:
     assert code == 2 and "A <= B" in err
     code, err = _cli("corpus", str(SAMPLE_5), "--engine", "dask", "--scheduler", "tcp://[::1")
     assert code == 2 and "cannot connect: ValueError" in err and "within" not in err
+
+
+def test_an_output_through_a_link_writes_the_file_it_points_to(tmp_path) -> None:
+    real = tmp_path / "real.json"
+    real.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    code, err = _cli("reduce", str(SAMPLE_5), "-o", str(link))
+    assert code == 0, err
+    assert link.is_symlink() and link.resolve() == real  # the link stays a link
+    assert tc.load(real).format == "openai" and "wrote" in err
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".toolclear-")]
+
+
+def test_an_output_never_carries_a_setuid_bit(tmp_path) -> None:
+    import os
+    import stat
+
+    out = tmp_path / "tool"
+    out.write_text("old")
+    os.chmod(out, 0o4755 | stat.S_ISGID)
+    code, err = _cli("reduce", str(SAMPLE_5), "-o", str(out))
+    assert code == 0, err
+    mode = stat.S_IMODE(out.stat().st_mode)
+    assert mode == 0o755 and not mode & (stat.S_ISUID | stat.S_ISGID)

@@ -20,12 +20,12 @@ import hashlib
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from ._files import atomic_write
 from .counters import DEFAULT_COUNTER, TokenCounter, count_tokens, get_counter, utf8_len
 from .errors import ConfigError, OffloadError
 from .model import Message
@@ -240,7 +240,7 @@ class LocalDirBackend:
                 n += 1
                 target = base.with_name(f"{base.name}~{n}")
             if not exists:
-                _atomic_write(target, data)
+                atomic_write(target, data)
         except OffloadError:
             raise
         except OSError as exc:
@@ -294,22 +294,6 @@ def _read_regular(path: Path) -> bytes:
         if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
             raise OffloadError(f"{path} is not a regular file")
         return fh.read()
-
-
-def _atomic_write(target: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=".toolclear-", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def _content_sample(result: str) -> str:

@@ -7,6 +7,7 @@ A thin layer over the library. Exit status: 0 on success, 2 for bad input or usa
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
@@ -14,15 +15,15 @@ import re
 import signal
 import stat
 import sys
-import tempfile
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
 from . import __version__
+from ._files import atomic_write
 from ._offload import DEFAULT_OFFLOADING_TOKEN_LIMIT, LocalDirBackend, ToolResultOffloadingConfig
 from .billing import DEFAULT_PRICING, MAX_PRICE, PRICING, Pricing, cost, pricing_of
 from .counters import count_tokens, get_counter, list_counters
@@ -530,9 +531,11 @@ _WRITTEN: list[str] = []
 
 
 def _new_mode(target: Path) -> int:
-    """The mode an output gets: the existing file's, else what the umask allows."""
+    """The mode an output gets: the existing file's permissions (never its setuid, setgid
+    or sticky bit: new content is not the program that was trusted with them), else what
+    the umask allows."""
     try:
-        return stat.S_IMODE(os.stat(target).st_mode)
+        return stat.S_IMODE(os.stat(target).st_mode) & 0o777
     except OSError:
         mask = os.umask(0)
         os.umask(mask)
@@ -561,27 +564,18 @@ def _write_output(path: str | None, data: bytes, stdout: IO[bytes]) -> None:
             return
         kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
         raise UsageError(f"cannot write {path}: it is {kind}")
-    folder = target.parent if str(target.parent) else Path(".")
-    mode = _new_mode(target)
+    if target.is_symlink():  # written through, as cp and sort -o do: the link stays a link
+        target = Path(os.path.realpath(target))
+    @contextlib.contextmanager
+    def moved() -> Iterator[None]:
+        with _Interrupts():  # Ctrl-C waits until the output is in place and said to be
+            yield
+            _WRITTEN.append(path)
+
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".toolclear-", dir=folder)
+        atomic_write(target, data, mode=_new_mode(target), guard=moved)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            os.fchmod(fh.fileno(), mode)
-        with _Interrupts():
-            os.replace(tmp, target)
-            _WRITTEN.append(path)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
-        raise
 
 
 def _policy_setup(args: argparse.Namespace) -> tuple[Any, ToolResultOffloadingConfig | None, LocalDirBackend | None]:

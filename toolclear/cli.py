@@ -836,38 +836,23 @@ def _compare(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> in
     for t in chosen:
         priced = _run_pricing(args, pricing, t)
         v = None
+        rows: list[dict[str, Any]]
         if priced is not None and mode == "replay":
             v = verdict(t, configs[0], tried=configs[1:], pricing=priced, calibrate=bool(args.calibrate),
                         counter=args.counter)
-            assert v.comparison is not None
-            table = v.comparison.table
+            rows = [{k: val for k, val in r.items() if k != "spec"} for r in v.rows]
         else:
-            table = compare(t.messages, configs, mode=mode, counter=args.counter,
-                            calibrate=bool(args.calibrate), compactions=[k for k, _ in t.marks]).table
+            rows = compare(t.messages, configs, mode=mode, counter=args.counter, calibrate=bool(args.calibrate),
+                           compactions=[k for k, _ in t.marks]).rows
         if args.json:
             docs.append({"conversation": t.id, "source": t.source, "mode": mode, "counter": args.counter,
-                         **({"verdict": v.as_dict()} if v is not None else {}),
-                         "policies": [dict(zip(table.columns, map(_plain, row))) for row in table.itertuples(
-                             index=False)]})
+                         **({"verdict": v.as_dict()} if v is not None else {}), "policies": rows})
             continue
         lines.append(f"{display_text(t.source or label or '-')} · conversation {display_text(t.id)} · "
                      f"{len(t.messages):,} messages · {mode} · tokens counted with {args.counter}")
         if v is not None:
             lines += [f"verdict: {v.headline}", ""]
-        head: tuple[str, ...] = ("policy",) + (("dollars", "without", "saved $", "re-fetch $", "net saved $")
-                                               if v is not None else ()) + (
-            "peak context", "tokens sent", "saved", "saved %", "changed", "needed later", "re-fetch tokens",
-            "cache breaks")
-        rows = [(str(r.policy),) + ((usd(r.dollars), usd(r.dollars_without_policy), usd(r.dollars_saved),
-                                     usd(r.refetch_dollars), usd(r.net_dollars_saved)) if v is not None else ())
-                + (_fmt(int(r.peak_context)), _fmt(int(r.tokens_sent)), _fmt(int(r.tokens_saved)),
-                   f"{r.saved_percent:.1f}", _fmt(int(r.results_cleared)), _fmt(int(r.needed_results)),
-                   _fmt(int(r.refetch_tokens)), _fmt(int(r.cache_breaks)))
-                for r in table.itertuples(index=False)]
-        widths = [max(len(h), *(len(row[k]) for row in rows)) for k, h in enumerate(head)]
-        lines.append("  ".join(h.ljust(w) if k == 0 else h.rjust(w) for k, (h, w) in enumerate(zip(head, widths))))
-        for row in rows:
-            lines.append("  ".join(c.ljust(w) if k == 0 else c.rjust(w) for k, (c, w) in enumerate(zip(row, widths))))
+        lines += _table_lines(rows, priced=v is not None)
         lines.append("")
     if args.json:
         stdout.write(json_bytes(docs[0] if len(docs) == 1 else docs))
@@ -877,15 +862,28 @@ def _compare(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> in
     return 0
 
 
+def _table_lines(rows: Sequence[dict[str, Any]], *, priced: bool) -> list[str]:
+    """A comparison's rows as an aligned text table (no pandas: the CLI starts fast)."""
+    head: tuple[str, ...] = ("policy",) + (("dollars", "without", "saved $", "re-fetch $", "net saved $")
+                                           if priced else ()) + (
+        "peak context", "tokens sent", "saved", "saved %", "changed", "needed later", "re-fetch tokens",
+        "cache breaks")
+    cells = [(str(r["policy"]),) + ((usd(r["dollars"]), usd(r["dollars_without_policy"]), usd(r["dollars_saved"]),
+                                     usd(r["refetch_dollars"]), usd(r["net_dollars_saved"])) if priced else ())
+             + (_fmt(int(r["peak_context"])), _fmt(int(r["tokens_sent"])), _fmt(int(r["tokens_saved"])),
+                f"{r['saved_percent']:.1f}", _fmt(int(r["results_cleared"])), _fmt(int(r["needed_results"])),
+                _fmt(int(r["refetch_tokens"])), _fmt(int(r["cache_breaks"])))
+             for r in rows]
+    widths = [max(len(h), *(len(row[k]) for row in cells)) for k, h in enumerate(head)]
+    out = ["  ".join(h.ljust(w) if k == 0 else h.rjust(w) for k, (h, w) in enumerate(zip(head, widths)))]
+    out += ["  ".join(c.ljust(w) if k == 0 else c.rjust(w) for k, (c, w) in enumerate(zip(row, widths)))
+            for row in cells]
+    return out
+
+
 def _say_notes(stderr: IO[str]) -> None:
     for note in _NOTED:
         print(f"toolclear: note: {terminal_text(note)}", file=stderr)
-
-
-def _plain(value: object) -> object:
-    """A pandas/numpy scalar as a plain JSON value."""
-    item = getattr(value, "item", None)
-    return item() if callable(item) else value
 
 
 def _fmt(n: int) -> str:

@@ -59,7 +59,7 @@ class Verdict:
     policy: str
     """The setting judged, as ``--policy`` takes it."""
     row: dict[str, Any]
-    """Its row of the comparison (``Comparison.rows``): dollars, breaks, changed, needed."""
+    """Its row (``Comparison.rows`` and its ``spec``): dollars, breaks, changed, needed."""
     best: dict[str, Any] | None
     """The row of the cheapest setting tried (net of re-fetching what it lost), or None
     when none does better than no policy."""
@@ -67,6 +67,9 @@ class Verdict:
     pricing: str
     notes: tuple[str, ...] = ()
     comparison: Comparison | None = field(default=None, repr=False, compare=False)
+    """The judged setting's own comparison: its replay (``results[0]``) and its cost."""
+    rows: tuple[dict[str, Any], ...] = ()
+    """Every setting tried, the judged one first: ``Comparison.rows`` with its ``spec``."""
 
     @property
     def dollars(self) -> float:
@@ -102,17 +105,17 @@ class Verdict:
                 "needed later" if r["results_cleared"] else "; it changes nothing")
         if self.best is None:
             second = f"No setting of the {self.tried} tried does better than no policy on this run."
-        elif self.best["policy"] == self.policy:
+        elif self.best["spec"] == self.policy:
             second = f"It is the cheapest of the {self.tried} settings tried."
         else:
-            second = (f"Cheapest of the {self.tried} settings tried: {self.best['policy']}, saving "
+            second = (f"Cheapest of the {self.tried} settings tried: {self.best['spec']}, saving "
                       f"{usd(float(self.best['net_dollars_saved']))} net of re-fetching what it lost.")
         return f"{first}{lost}. {second}"
 
     def as_dict(self) -> dict[str, Any]:
         return {"policy": self.policy, "pays": self.pays, "pricing": self.pricing, "headline": self.headline,
                 "row": _plain(self.row), "best": _plain(self.best) if self.best is not None else None,
-                "tried": self.tried, "notes": list(self.notes)}
+                "tried": self.tried, "notes": list(self.notes), "rows": [_plain(r) for r in self.rows]}
 
 
 def _plain(row: dict[str, Any]) -> dict[str, Any]:
@@ -142,26 +145,29 @@ def verdict(
                                                                       else candidates(msgs, counter))]
     mine = policy_spec(chosen)
     others = [c for c in others if policy_spec(c) != mine]
+
+    def row_of(cmp: Comparison, config: Any) -> dict[str, Any]:
+        return {**cmp.rows[0], "spec": policy_spec(config)}
+
+    def rest() -> tuple[dict[str, Any], ...]:
+        # one setting at a time, keeping its row only: a 200,000-message run holds one replay at once
+        return tuple(row_of(compare(msgs, [c], counter=counter, pricing=pricing, calibrate=calibrate,
+                                    compactions=marks), c) for c in others)
+
     own = compare(msgs, [chosen], counter=counter, pricing=pricing, calibrate=calibrate, compactions=marks,
                   offloading=offloading)
     key = (tuple(policy_spec(c) for c in others), _hashable(pricing), calibrate, counter,
            tuple(marks) if marks is not None else None)
-    rest = _tried.get(msgs, lambda: compare(msgs, others, counter=counter, pricing=pricing, calibrate=calibrate,
-                                            compactions=marks), extra=key)
-    cmp = Comparison(own.configs + rest.configs, own.results + rest.results, own.labels + rest.labels,
-                     own.costs + rest.costs, own.notes)
-    rows = cmp.rows
-    for r, cfg in zip(rows, cmp.configs):
-        r["policy"] = policy_spec(cfg)
+    rows = (row_of(own, chosen), *_tried.get(msgs, rest, extra=key))
     paying = [r for r in rows if r["net_dollars_saved"] > 0]
     best = min(paying, key=lambda r: (-r["net_dollars_saved"], r["needed_results"])) if paying else None
-    return Verdict(mine, rows[0], best, len(rows), cmp.costs[0].pricing.name if cmp.costs else "",
-                   cmp.notes, cmp)
+    return Verdict(mine, rows[0], best, len(rows), own.costs[0].pricing.name if own.costs else "",
+                   own.notes, own, rows)
 
 
-_tried: KeptFor[Comparison] = KeptFor(4)
-"""The other settings' comparison, per run and pricing: moving the judged setting's
-numbers (a slider in the app) replays that setting alone."""
+_tried: KeptFor[tuple[dict[str, Any], ...]] = KeptFor(4)
+"""The other settings' rows, per run and pricing: moving the judged setting's numbers
+(a slider in the app) replays that setting alone."""
 
 
 def _hashable(value: Any) -> Any:

@@ -27,7 +27,7 @@ text-align:right;white-space:nowrap} td:first-child,th:first-child{text-align:le
 .muted{color:#59636e;font-size:.85em}
 """
 
-_COLUMNS = (("policy", "policy", str), ("dollars", "dollars", usd), ("dollars_without_policy", "without", usd),
+_COLUMNS = (("spec", "setting (--policy)", str), ("dollars", "dollars", usd), ("dollars_without_policy", "without", usd),
             ("net_dollars_saved", "net saved", usd), ("cache_breaks", "cache breaks", "{:,}".format),
             ("results_cleared", "changed", "{:,}".format), ("needed_results", "needed later", "{:,}".format),
             ("peak_context", "peak context (tokens)", "{:,}".format),
@@ -43,14 +43,12 @@ def html_report(t: Transcript, v: Verdict) -> bytes:
     from ..lost import losses
 
     assert v.comparison is not None
-    cmp = v.comparison
-    run = cmp.results[0]
+    run = v.comparison.results[0]
     lost = losses(run)
     replay_fig = charts.replay_figure(run, marks=t.marks, lost=lost)
-    compare_fig = charts.compare_figure(cmp)
     rows = []
-    for r, label in zip(cmp.rows, cmp.labels):
-        cells = "".join(f"<td>{_e(fmt(r[key]) if key != 'policy' else label)}</td>" for key, _, fmt in _COLUMNS)
+    for r in v.rows:
+        cells = "".join(f"<td>{_e(fmt(r[key]))}</td>" for key, _, fmt in _COLUMNS)
         rows.append(f"<tr>{cells}</tr>")
     head = "".join(f"<th>{_e(title)}</th>" for _, title, _ in _COLUMNS)
     needed = []
@@ -70,7 +68,6 @@ def html_report(t: Transcript, v: Verdict) -> bytes:
         replay_fig.to_html(full_html=False, include_plotlyjs=True, config={"displaylogo": False}),
         "<h2>Every setting tried</h2>",
         f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>",
-        compare_fig.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False}),
         f"<h2>What {_e(v.policy)} lost</h2>",
         f"<p>{len(lost.needed):,} of the {len(run.changed_indices):,} messages it changed were needed later "
         f"({len(lost.references):,} lost reference(s); re-fetching each once: {lost.refetch_tokens:,} tokens).</p>",

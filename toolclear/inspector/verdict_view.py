@@ -55,9 +55,9 @@ def render_verdict(t: tc.Transcript, config: Any, counter: str, pricing: tc.Pric
                      + usd(abs(float(r["net_dollars_saved"]))),
                      help="The saving less what re-reading each needed result once costs.")
     (st.success if v.pays else st.warning)(md(v.headline))
-    if v.best is not None and v.best["policy"] != v.policy:
-        st.button(f"Compare with the cheapest: {v.best['policy']}", key="verdict_use_best", on_click=_use,
-                  args=(v.best["policy"],), help="Puts it first in the Compare view.")
+    if v.best is not None and v.best["spec"] != v.policy:
+        st.button(f"Compare with the cheapest: {v.best['spec']}", key="verdict_use_best", on_click=_use,
+                  args=(v.best["spec"],), help="Puts it first in the Compare view.")
     for note in v.notes:
         st.caption(md(f"Pricing: {note}."))
     return v

@@ -136,3 +136,28 @@ def test_an_output_never_carries_a_setuid_bit(tmp_path) -> None:
     assert code == 0, err
     mode = stat.S_IMODE(out.stat().st_mode)
     assert mode == 0o755 and not mode & (stat.S_ISUID | stat.S_ISGID)
+
+
+BEDROCK_CONVERSE = """interactions:
+- request:
+    body: '{"messages": [{"role": "user", "content": [{"text": "list files"}]}, {"role": "assistant", "content":
+      [{"toolUse": {"toolUseId": "t1", "name": "ls", "input": {}}}]}, {"role": "user", "content": [{"toolResult":
+      {"toolUseId": "t1", "content": [{"text": "a b c"}], "status": "success"}}]}], "system": [{"text": "Be
+      brief."}], "toolConfig": {"tools": [{"toolSpec": {"name": "ls", "inputSchema": {"json": {}}}}]}}'
+    headers: {}
+    method: POST
+    uri: https://bedrock-runtime.us-east-1.amazonaws.com/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse
+  response:
+    body: {string: '{}'}
+    status: {code: 200, message: OK}
+version: 1
+"""
+
+
+@pytest.mark.parametrize("fmt", ["auto", "anthropic", "openai"])
+def test_a_bedrock_converse_cassette_is_refused_never_read_empty(tmp_path, fmt) -> None:
+    path = tmp_path / "bedrock.yaml"
+    path.write_text(BEDROCK_CONVERSE)
+    code, err = _cli("inspect", str(path), "--format", fmt)
+    assert code == 2 and "a Bedrock Converse request (toolUse / toolResult content blocks)" in err, err
+    assert err.count("\n") == 1

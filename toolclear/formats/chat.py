@@ -158,7 +158,21 @@ def _iter_messages(convs: Sequence[Conversation]) -> Iterator[dict[str, Any]]:
                 yield m
 
 
+CONVERSE = ("a Bedrock Converse request (toolUse / toolResult content blocks), which toolclear does not read yet: "
+            "log the Anthropic Messages request instead (Bedrock's InvokeModel takes one), or the agent's own log")
+
+
+def _converse(convs: Sequence[Conversation]) -> bool:
+    """Bedrock Converse: content blocks keyed by their kind (toolUse, toolResult, text),
+    no 'type'. Its system list looks like Anthropic's, its blocks are not: read as
+    Anthropic it would yield no tool result at all."""
+    return any(isinstance(b, dict) and "type" not in b and ("toolUse" in b or "toolResult" in b)
+               for m in _iter_messages(convs) if isinstance(m.get("content"), list) for b in m["content"])
+
+
 def _anthropic_score(convs: Sequence[Conversation]) -> bool:
+    if _converse(convs):
+        return False
     for c in convs:
         if c.system is not None:
             return True
@@ -502,6 +516,8 @@ class _ChatFamily(FormatReader):
         convs = self.conversations(doc)
         if convs is None:
             raise TranscriptError(self.expected(doc))
+        if _converse(convs):  # read as Anthropic or OpenAI it would hold no tool result: refused, never empty
+            raise TranscriptError(CONVERSE)
         recorded = _cassette_usage(doc)
         out = []
         for conv in convs:

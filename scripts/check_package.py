@@ -22,9 +22,10 @@ from pathlib import Path
 HERE = Path.cwd()
 
 
-def check(ok: bool, what: str) -> None:
+def check(ok: bool, what: str, done: subprocess.CompletedProcess[str] | None = None) -> None:
     if not ok:
-        sys.exit(f"package check failed: {what}")
+        said = f"\n{done.stderr.strip()[-2000:]}" if done is not None and done.stderr else ""
+        sys.exit(f"package check failed: {what}{said}")
     print(f"package: ok: {what}", file=sys.stderr)
 
 
@@ -49,26 +50,32 @@ def modules() -> None:
     check(count >= 60, f"every one of the {count} modules of the wheel imports")
     samples = Path(toolclear.__file__).parent / "inspector" / "samples"
     check(len(list(samples.glob("*.json*"))) >= 6, "the bundled samples are in the wheel")
+    root = Path(toolclear.__file__).parent.parent
+    wanted = Path("shipped.txt").read_text().split()
+    missing = [f for f in wanted if not (root / f).is_file()]
+    check(not missing and len(wanted) > 60, f"every one of the {len(wanted)} files of the checkout's package is "
+          f"installed (missing: {missing[:5]})")
 
 
 def commands() -> None:
     want = importlib.metadata.version("toolclear")
     done = tc("--version")
-    check(done.returncode == 0 and done.stdout.strip() == f"toolclear {want}", f"--version says {want}")
+    check(done.returncode == 0 and done.stdout.strip() == f"toolclear {want}", f"--version says {want}", done)
     done = subprocess.run([sys.executable, "-m", "toolclear", "--version"], capture_output=True, text=True)
-    check(done.returncode == 0 and done.stdout.strip() == f"toolclear {want}", "python -m toolclear --version")
+    check(done.returncode == 0 and done.stdout.strip() == f"toolclear {want}", "python -m toolclear --version", done)
     done = tc("inspect", "session.jsonl")
     check(done.returncode == 0 and "verdict (claude-opus-4-6, prompt cache counted)" in done.stdout,
-          "inspect gives the verdict first")
+          "inspect gives the verdict first", done)
     done = tc("reduce", "session.jsonl", "--policy", "anthropic:trigger=50000", "--replay", "-o", "reduced.jsonl")
-    check(done.returncode == 0 and Path("reduced.jsonl").stat().st_size > 0, "reduce writes the reduced session")
+    check(done.returncode == 0 and Path("reduced.jsonl").stat().st_size > 0, "reduce writes the reduced session", done)
     done = tc("compare", "session.jsonl", "--json")
-    doc = json.loads(done.stdout)
-    check(done.returncode == 0 and len(doc["policies"]) == 6 and doc["verdict"]["pricing"] == "claude-opus-4-6",
-          "compare prices every policy")
+    doc = json.loads(done.stdout or "{}")
+    check(done.returncode == 0 and len(doc.get("policies", ())) == 6
+          and doc.get("verdict", {}).get("pricing") == "claude-opus-4-6",
+          "compare prices every policy", done)
     done = tc("report", "session.jsonl", "-o", "report.html")
     text = Path("report.html").read_text()
-    check(done.returncode == 0 and "<html" in text and "Plotly" in text, "report writes a self-contained HTML file")
+    check(done.returncode == 0 and "<html" in text and "Plotly" in text, "report writes a self-contained HTML file", done)
 
 
 def homes() -> None:
@@ -88,19 +95,19 @@ def homes() -> None:
         done = tc("sessions", "--json", env=env)
         rows = json.loads(done.stdout or "[]")
         check(done.returncode == 0 and sorted(r["agent"] for r in rows) == ["Claude Code", "Codex CLI"],
-              f"sessions finds both agents' logs ({how})")
+              f"sessions finds both agents' logs ({how})", done)
         done = tc("advise", "--json", env=env)
         found = json.loads(done.stdout or "[]")
         check(done.returncode == 0 and {a["agent"] for a in found} == {"Claude Code", "Codex CLI"}
-              and all(isinstance(a["pays"], bool) for a in found), f"advise answers for each agent ({how})")
+              and all(isinstance(a["pays"], bool) for a in found), f"advise answers for each agent ({how})", done)
         done = tc("inspect", env=env)
-        check(done.returncode == 0 and "the newest session" in done.stderr, f"inspect takes the newest ({how})")
+        check(done.returncode == 0 and "the newest session" in done.stderr, f"inspect takes the newest ({how})", done)
     env = dict(os.environ, HOME=tempfile.mkdtemp())
     env.pop("CLAUDE_CONFIG_DIR", None)
     env.pop("CODEX_HOME", None)
     done = tc("advise", env=env)
     check(done.returncode == 2 and done.stderr.count("\n") == 1 and "looked in" in done.stderr,
-          "advise with nothing found says where it looked")
+          "advise with nothing found says where it looked", done)
 
 
 def app(dev_python: str, render: str) -> None:
@@ -123,7 +130,7 @@ def app(dev_python: str, render: str) -> None:
             check(False, "toolclear app answers its health check")
         done = subprocess.run([dev_python, render, url, "Verdict", "session.jsonl"],
                               capture_output=True, text=True, timeout=180)
-        check(done.returncode == 0, f"toolclear app renders in Chromium ({done.stdout.strip()}{done.stderr.strip()})")
+        check(done.returncode == 0, f"toolclear app renders in Chromium ({done.stdout.strip()}{done.stderr.strip()})", done)
     finally:
         server.terminate()
         server.wait(20)

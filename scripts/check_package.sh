@@ -20,6 +20,9 @@ mkdir -p "$WORK/outside"
 cp tests/data/corpus/claude_code/entire-cli_cc-2.1.37_large_4c-ff5845d5a2.jsonl "$WORK/outside/session.jsonl"
 cp tests/data/corpus/codex_cli/codex-session-view_rollout-2025-11-17T15-30-28-019a93b9.jsonl "$WORK/outside/rollout.jsonl"
 cp scripts/check_package.py "$WORK/outside/"
+# every file the checkout ships: the package's tracked files, and the samples it installs as package data
+{ git ls-files toolclear | grep -v '/__pycache__/'; git ls-files sample_data | grep -E '\.jsonl?$' \
+    | sed 's|^sample_data/|toolclear/inspector/samples/|'; } > "$WORK/outside/shipped.txt"
 cd "$WORK/outside"
 PATH="$WORK/venv/bin:$PATH" "$WORK/venv/bin/python" check_package.py "$ROOT/.venv/bin/python" "$ROOT/scripts/render_check.py"
 echo "package: the built wheel works from outside the checkout" >&2

@@ -643,8 +643,8 @@ def _connect(client_cls: Any, scheduler: str) -> Any:
         return box["client"]
     exc = box.get("error")
     if exc is None or isinstance(exc, (TimeoutError, OSError)) and "timed out" in str(exc).lower():
-        why = f" ({type(exc).__name__}: {exc})" if exc is not None else ""
-        raise ConfigError(f"dask scheduler {scheduler!r}: no answer within {DASK_TIMEOUT} s{why}")
+        why = f"{type(exc).__name__}: {exc}" if exc is not None else "no answer"
+        raise ConfigError(f"dask scheduler {scheduler!r}: cannot connect within {DASK_TIMEOUT} s ({why})")
     # it failed at once (an address dask cannot parse, a refused connection): say that, not a wait
     raise ConfigError(f"dask scheduler {scheduler!r}: cannot connect: {type(exc).__name__}: "
                       f"{' '.join(str(exc).split())}")

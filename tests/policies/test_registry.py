@@ -120,7 +120,7 @@ def test_register_refuses_a_taken_name_or_config() -> None:
 
 
 FAMILIES = ("eino_clear", "eino_reduction", "anthropic", "langchain", "masking")
-FLOOR = {"toolclear.errors", "toolclear.model", "toolclear.counters", "toolclear.result", "toolclear.checks",
+FLOOR = {"toolclear.errors", "toolclear.model", "toolclear.counters", "toolclear.result", "toolclear.checks", "toolclear._files",
          "toolclear._gc", "toolclear._kept", "toolclear._offload"}
 """What a policy may stand on: the data, the counters, the result and the checks."""
 

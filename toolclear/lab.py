@@ -380,8 +380,9 @@ def _short(text: str) -> str:
     return text if len(text) <= 60 else text[:40] + "…" + text[-10:]
 
 
-def _value(field: str, text: str, default: Any) -> Any:
-    """One option's text as the type its field has (by the field's default)."""
+def _value(field: str, text: str, default: Any, hint: str = "") -> Any:
+    """One option's text as the type its field has (by the field's default, or by its
+    annotation where the default is None: a list of names that may be unset)."""
     import json
 
     low = text.strip().lower()
@@ -402,6 +403,8 @@ def _value(field: str, text: str, default: Any) -> Any:
             return False
         if field != "clear_tool_inputs":
             raise ConfigError(f"{field}: expected true or false, got {text!r}")
+    if default is None and "tuple" in hint:
+        return None if low == "none" else tuple(p for p in text.split("|") if p)
     if isinstance(default, tuple) or field == "clear_tool_inputs":
         return tuple(p for p in text.split("|") if p)
     if low == "none" and (default is None or isinstance(default, int)):
@@ -436,6 +439,7 @@ def parse_policy(spec: str, **overrides: Any) -> PolicyConfig:
     found, preset = preset_named(name)
     base: Any = preset.make()
     known = {f.name: getattr(base, f.name) for f in fields(base) if not f.name.startswith("_")}
+    hints = {f.name: str(f.type) for f in fields(base)}
     aliases = dict(found.aliases)
     changes: dict[str, Any] = {}
     for part in _split_top(rest):
@@ -447,7 +451,7 @@ def parse_policy(spec: str, **overrides: Any) -> PolicyConfig:
         if not eq or field not in known:
             raise ConfigError(f"policy {name}: unknown option {key!r}; it takes {', '.join(sorted(known))}"
                               + (f" (or {', '.join(sorted(aliases))})" if aliases else ""))
-        changes[field] = _value(field, text, known[field])
+        changes[field] = _value(field, text, known[field], hints[field])
     for key, value in overrides.items():
         if value is None:
             continue

@@ -303,6 +303,14 @@ def _axis(unit: str, size: int, current: int) -> tuple[int, ...]:
     return tuple(range(0 if unit != "steps" else 1, top + 1, step))[:10]
 
 
+def _takes(config: Any, field: str, value: int) -> bool:
+    try:
+        replace(config, **{field: value})
+    except tc.ConfigError:
+        return False
+    return True
+
+
 def render_policy_sweep(kind: str, t: tc.Transcript, config: Any, mode: str, counter: str, files: bool,
                         digest: str) -> None:
     knobs = knobs_for(kind)
@@ -316,6 +324,9 @@ def render_policy_sweep(kind: str, t: tc.Transcript, config: Any, mode: str, cou
         xs = (1, 2, 3, 5, 8, 10)
     ys = _axis(ky.unit, sizes[ky.unit], getattr(config, ky.field)) if ky else (getattr(config, knobs[0].field),)
     fy = ky.field if ky else knobs[0].field
+    # only values the policy takes (a trigger of 0 characters is refused by its own checks)
+    xs = tuple(v for v in xs if _takes(config, kx.field, v))
+    ys = tuple(v for v in ys if _takes(config, fy, v))
     if len(t.messages) > 3000 and mode == "replay" and not st.session_state.get("p_sweep_go"):
         st.info(f"A replay sweep runs {len(xs) * len(ys)} replays of {len(t.messages):,} messages.")
         st.button("Compute the replay sweep", key="p_sweep_button",

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any, Literal, get_args
 
 from ..errors import ConfigError
-from . import anthropic, eino_clear, eino_reduction, langchain, masking
+from . import anthropic, eino_clear, eino_reduction, langchain, masking, openai_trimmer
 from ._spec import Knob, PolicyInfo, PolicySpec, Preset, SliderUnit
 
 __all__ = ["BUILT_IN", "ENTRY_POINT_GROUP", "Knob", "PolicyInfo", "PolicyName", "PolicySpec", "Preset", "PresetName",
@@ -23,12 +23,14 @@ __all__ = ["BUILT_IN", "ENTRY_POINT_GROUP", "Knob", "PolicyInfo", "PolicyName", 
 
 ENTRY_POINT_GROUP = "toolclear.policies"
 
-PolicyName = Literal["eino", "eino-reduction", "anthropic", "langchain", "masking"]
+PolicyName = Literal["eino", "eino-reduction", "anthropic", "langchain", "masking", "openai-trimmer"]
 """toolclear's own policy families, by the name each ``SPEC`` gives (a plugin adds its own)."""
-PresetName = Literal["eino", "eino-reduction", "anthropic", "langchain", "masking", "openhands", "swe-agent"]
+PresetName = Literal["eino", "eino-reduction", "anthropic", "langchain", "masking", "openhands", "swe-agent",
+                     "openai-trimmer"]
 """What ``--policy`` and the app's picker take for the built-in policies (a family's presets)."""
 
-BUILT_IN: tuple[PolicySpec, ...] = (eino_clear.SPEC, eino_reduction.SPEC, anthropic.SPEC, langchain.SPEC, masking.SPEC)
+BUILT_IN: tuple[PolicySpec, ...] = (eino_clear.SPEC, eino_reduction.SPEC, anthropic.SPEC, langchain.SPEC, masking.SPEC,
+                                    openai_trimmer.SPEC)
 """toolclear's own policies, in the order the app and the CLI list them."""
 
 _ADDED: dict[str, PolicySpec] = {}

@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -385,37 +386,44 @@ def test_to_dict_does_not_share_the_loaded_document() -> None:
     assert tc.dump(t) == (BAD / "odd-numbers-and-escapes.json").read_bytes()
 
 
-def test_real_ctrl_c_never_leaves_a_temp_file_and_reports_truly(tmp_path) -> None:
-    """SIGINT at several moments of a real run on a large file, once toolclear is running
-    (an interrupt while the interpreter itself starts is Python's to report): afterwards
-    there is no temporary file, and the output exists exactly when the message says so."""
-    import signal
-
+def _signalled_reduces(tmp_path: Path, signum: int, delays: tuple[float, ...]) -> Iterator[tuple[int, str, Path]]:
+    """(exit status, stderr, output) of `reduce` on an 80 MB file sent ``signum`` after
+    each delay, once toolclear runs; each time, no temporary file may be left."""
     big = tmp_path / "big.jsonl"
     line = json.dumps({"role": "tool", "tool_call_id": "c", "tool_name": "t", "content": "x" * 4000}) + "\n"
     big.write_text(line * 20_000)  # 80 MB
     runner = "from toolclear.cli import main_entry\nprint('ready', flush=True)\nmain_entry()\n"
-    outcomes = set()
-    for delay in (0.05, 0.1, 0.3, 0.6, 1.0, 1.5):
+    for delay in delays:
         out = tmp_path / "out.jsonl"
         out.unlink(missing_ok=True)
         proc = subprocess.Popen([sys.executable, "-c", runner, "reduce", str(big), "-o", str(out)], cwd=ROOT,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
         time.sleep(delay)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signum)
         _, err = proc.communicate(timeout=120)
         assert "Traceback" not in err, err
         assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".toolclear-")) == []
-        if proc.returncode == 130:
+        yield proc.returncode, err, out
+
+
+def test_real_ctrl_c_never_leaves_a_temp_file_and_reports_truly(tmp_path) -> None:
+    """SIGINT at several moments of a real run on a large file, once toolclear is running
+    (an interrupt while the interpreter itself starts is Python's to report): afterwards
+    there is no temporary file, and the output exists exactly when the message says so."""
+    import signal
+
+    outcomes = set()
+    for code, err, out in _signalled_reduces(tmp_path, signal.SIGINT, (0.05, 0.1, 0.3, 0.6, 1.0, 1.5)):
+        if code == 130:
             assert ("wrote" in err) == out.exists(), err
             assert ("nothing was written" in err) == (not out.exists()), err
-        elif proc.returncode == -signal.SIGINT:
+        elif code == -signal.SIGINT:
             # the signal came as the interpreter was exiting, after toolclear had finished and said so
             assert "wrote" in err and out.exists(), err
         else:
-            assert proc.returncode == 0 and out.exists(), (proc.returncode, err)
-        outcomes.add(proc.returncode)
+            assert code == 0 and out.exists(), (code, err)
+        outcomes.add(code)
     assert 130 in outcomes  # at least one interrupt landed mid-run
 
 
@@ -465,28 +473,14 @@ def test_sigterm_while_reduce_writes_leaves_no_temp_file(tmp_path) -> None:
     """What `timeout`, systemd and `kill` send: the same clean-up as Ctrl-C, said as such."""
     import signal
 
-    big = tmp_path / "big.jsonl"
-    line = json.dumps({"role": "tool", "tool_call_id": "c", "tool_name": "t", "content": "x" * 4000}) + "\n"
-    big.write_text(line * 20_000)  # 80 MB
-    runner = "from toolclear.cli import main_entry\nprint('ready', flush=True)\nmain_entry()\n"
     outcomes = set()
-    for delay in (0.1, 0.4, 0.8, 1.2):
-        out = tmp_path / "out.jsonl"
-        out.unlink(missing_ok=True)
-        proc = subprocess.Popen([sys.executable, "-c", runner, "reduce", str(big), "-o", str(out)], cwd=ROOT,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
-        time.sleep(delay)
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=120)
-        assert "Traceback" not in err, err
-        assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".toolclear-")) == []
-        if proc.returncode == 143:
+    for code, err, out in _signalled_reduces(tmp_path, signal.SIGTERM, (0.1, 0.4, 0.8, 1.2)):
+        if code == 143:
             said = err[err.index("toolclear: terminated; "):]  # it may come after the summary line
             assert ("wrote" in said) == out.exists(), err
         else:
-            assert proc.returncode in (0, -signal.SIGTERM) and out.exists(), (proc.returncode, err)
-        outcomes.add(proc.returncode)
+            assert code in (0, -signal.SIGTERM) and out.exists(), (code, err)
+        outcomes.add(code)
     assert 143 in outcomes  # at least one landed mid-run
 
 

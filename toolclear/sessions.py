@@ -15,6 +15,7 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,12 @@ class SessionFile:
     path: str
     modified: float
     """Seconds since the epoch (the file's mtime): the listing's order, newest first."""
-    project: str
+
+    @cached_property
+    def project(self) -> str:
+        """The working folder the log names (read from its first lines when first asked:
+        a listing of hundreds of sessions reads only the ones it shows)."""
+        return _project(self.agent, Path(self.path))
 
 
 @dataclass(frozen=True)
@@ -90,7 +96,7 @@ def where_looked(env: Mapping[str, str] | None = None) -> list[str]:
     return seen
 
 
-def _project(agent: str, path: Path, root: Path) -> str:
+def _project(agent: str, path: Path) -> str:
     if agent == "Gemini CLI":
         return path.parent.parent.name[:12]
     try:
@@ -121,7 +127,7 @@ def _files(env: Mapping[str, str]) -> Iterator[SessionFile]:
             if real in seen or not path.is_file() or st.st_size == 0:
                 continue
             seen.add(real)
-            yield SessionFile(agent, str(path), st.st_mtime, str(root))
+            yield SessionFile(agent, str(path), st.st_mtime)
 
 
 def find_sessions(env: Mapping[str, str] | None = None, agent: str | None = None) -> list[SessionFile]:
@@ -130,8 +136,7 @@ def find_sessions(env: Mapping[str, str] | None = None, agent: str | None = None
     env = os.environ if env is None else env
     found = [f for f in _files(env) if agent is None or f.agent == agent]
     found.sort(key=lambda f: (-f.modified, f.path))
-    return [SessionFile(f.agent, f.path, f.modified, _project(f.agent, Path(f.path), Path(f.project)))
-            for f in found]
+    return found
 
 
 def read_session(f: SessionFile) -> tuple[SessionSummary, Any]:

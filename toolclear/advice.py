@@ -94,8 +94,8 @@ def _one(agent: str, files: list[Any], engine: str, workers: int | None) -> Agen
     if not readable:
         return AgentAdvice(**base, pays=False, best=None, dollars_saved=0.0, needed=0,  # type: ignore[arg-type]
                            summary="No session could be read.", errors=tuple(errors))
-    sweep = sweep_corpus(corpus, configs, pricing="auto", engine=engine, workers=workers,  # type: ignore[arg-type]
-                         calibrate=True)
+    sweep = sweep_corpus(corpus, configs, pricing="auto", workers=workers, calibrate=True,
+                         engine=engine if len(readable) > 1 else "serial")  # type: ignore[arg-type]
     errors += list(sweep.errors)
     errors += [(str(r), str(e)) for r, e in sweep.table[sweep.table["error"] != ""][["run", "error"]]
                .drop_duplicates().itertuples(index=False)]

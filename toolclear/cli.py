@@ -382,7 +382,8 @@ def _parser() -> _Parser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     adv.add_argument("--recent", type=_non_negative, default=10, help="sessions per agent (default: 10 newest)")
-    adv.add_argument("--jobs", type=_non_negative, metavar="N", help="worker processes (default: one)")
+    adv.add_argument("--jobs", type=_non_negative, metavar="N",
+                     help="worker processes (default: every core; 1 runs in this process)")
     adv.add_argument("--json", action="store_true", help="print JSON")
     app = sub.add_parser(
         "app",
@@ -1019,8 +1020,8 @@ def _advise(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
     from .advice import advise
     from .sessions import where_looked
 
-    found = advise(recent=args.recent or 10, engine="process" if (args.jobs or 1) > 1 else "serial",
-                   workers=args.jobs or None)
+    jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
+    found = advise(recent=args.recent or 10, engine="process" if jobs > 1 else "serial", workers=jobs)
     if not found:
         raise UsageError("no agent session found on this machine (looked in " + ", ".join(where_looked()) + ")")
     if args.json:

@@ -149,7 +149,36 @@ def costing(msgs: tuple[Message, ...]) -> list[Row]:
     rows.append(("  eino clear, the first pricing of a transcript (reads compactions, usage)", ms(t_first),
                  f"{100 * t_first / first[0]:.0f} % of that replay, once"))
     rows += calibrating()
+    rows += media_costing()
     return rows
+
+
+def media_costing() -> list[Row]:
+    """cost() of a run with screenshots, 4x longer with the same share of images: the
+    corrections are summed once per run (a loop over every image for every call was
+    quadratic: 8.8x for 4x)."""
+    sys.path.insert(0, str(ROOT))
+    from tests.test_media import encoded
+
+    image = encoded(600, 400, "PNG", noise=True)
+
+    def run(rounds: int, images: int) -> tuple[Message, ...]:
+        body: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+        for k in range(rounds):
+            content: Any = "text result " * 30
+            if k % (rounds // images) == 1:
+                content = [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": image}}]
+            body += [{"role": "assistant", "content": [{"type": "tool_use", "id": f"t{k}", "name": "shot", "input": {}}]},
+                     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{k}", "content": content}]}]
+        return tuple(tc.load(text=json.dumps({"messages": body}), format="anthropic").messages)
+
+    times = []
+    for rounds, images in ((12_500, 12), (50_000, 50)):
+        rp = tc.replay(run(rounds, images), tc.AnthropicClearToolUsesConfig(trigger_input_tokens=50_000))
+        tc.cost(rp, "claude-sonnet-4-5")
+        times.append(min(timed(lambda r=rp: tc.cost(r, "claude-sonnet-4-5"))[0] for _ in range(5)))
+    return [("cost() with images: 25,000 messages (12) -> 100,000 (50)", f"{ms(times[0])} -> {ms(times[1])}",
+             f"{times[1] / times[0]:.1f} x (<= 5.5 x)")]
 
 
 def _forget_transcripts() -> None:

@@ -314,13 +314,14 @@ def _with_media(result: Result, p: Pricing) -> tuple[Result, str | None]:
     for i in order:
         cum.append(cum[-1] + fix[i])
 
-    def changed_fix(call: int) -> int:  # images already cleared by this call: their saving grows by the fix
-        total = 0
-        for i in order:
-            at = result.cleared_at[i]
-            if i < call and at is not None and at <= call:
-                total += fix[i]
-        return total
+    # an image's saving grows by its fix from the first call that both follows it and has it cleared:
+    # summed once, then looked up per call (a loop over every image for every call was quadratic)
+    grown = sorted((max(i + 1, at), fix[i]) for i in order if (at := result.cleared_at[i]) is not None)
+    starts = [s for s, _ in grown]
+    sums = [0, *accumulate(f for _, f in grown)]
+
+    def changed_fix(call: int) -> int:  # images already cleared by this call
+        return sums[bisect_right(starts, call)]
     steps = []
     for st_ in result.steps:
         before = cum[bisect_right(order, st_.call_index - 1)]

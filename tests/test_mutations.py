@@ -160,3 +160,28 @@ def test_invisible_characters_are_shown_not_hidden(tmp_path) -> None:
     assert "\u202e" not in shown and "u202e" in shown
     names = at.multiselect(key="exclude").options
     assert len(names) == 2 and len({n.split(" (")[0] for n in names}) == 2 and not any("\u200b" in n for n in names)
+
+
+def test_a_file_of_many_conversations_is_searched_for_nan_once(monkeypatch) -> None:
+    """The NaN / Infinity note is found once per file, not once per conversation (it was,
+    and 3,000 conversations took 5.5 s instead of 0.3 s)."""
+    from toolclear.formats import _doc
+
+    run = [{"role": "user", "content": "go"},
+           {"role": "assistant", "content": "", "tool_calls": [
+               {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
+           {"role": "tool", "tool_call_id": "c1", "content": "a b"}, {"role": "assistant", "content": "done"}]
+    data = json.dumps([{"id": k, "messages": run} for k in range(200)]).replace('"id": 7,', '"id": 7, "x": NaN,')
+    assert "NaN" in data
+    searched = {"n": 0}
+    real = _doc._NON_FINITE
+
+    class Counted:
+        def search(self, text: bytes) -> object:
+            searched["n"] += 1
+            return real.search(text)
+
+    monkeypatch.setattr(_doc, "_NON_FINITE", Counted())
+    runs = tc.load_all(data.encode(), "openai")
+    assert len(runs) == 200 and searched["n"] == 1
+    assert all(any("writes NaN" in n for n in t.notes) for t in runs)

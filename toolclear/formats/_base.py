@@ -4,7 +4,6 @@ conversations, and JSON helpers for readers."""
 from __future__ import annotations
 
 import json
-import re
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -413,7 +412,7 @@ class Builder:
     ) -> Transcript:
         messages = tuple(self.messages)
         notes = list(self.notes)
-        odd = _non_finite(self.doc.data)
+        odd = self.doc.non_finite
         if odd and any(m.usage is not None or m.role == "assistant" for m in messages):
             notes.append(f"the file writes {odd} where a number belongs (JSON has no such value): a usage count "
                          "written so reads as not recorded")
@@ -430,18 +429,6 @@ class Builder:
             _binding=Binding(self.doc, tuple(self.slots), messages,
                              tuple(self.blanks) if any(self.blanks) else ()),
         )
-
-
-_NON_FINITE = re.compile(rb"[:\[,]\s*(-?Infinity|NaN)\b")
-
-
-def _non_finite(data: bytes) -> str:
-    """'NaN' or 'Infinity' when the file writes one as a value (Python's JSON reads them;
-    JSON has no such number), else ''."""
-    if b"NaN" not in data and b"Infinity" not in data:
-        return ""
-    found = _NON_FINITE.search(data)
-    return found.group(1).decode() if found else ""
 
 
 @dataclass

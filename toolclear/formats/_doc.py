@@ -180,6 +180,19 @@ class Document:
     _offsets: list[int] | None = None  # JSON Lines read from UTF-8 bytes: where each line starts
     _text: str | None = None
     _node: Any = None  # YAML: the composed node tree, for byte-exact write-back
+    _non_finite: str | None = None  # 'NaN' / 'Infinity' when the file writes one as a number, '' when not
+
+    @property
+    def non_finite(self) -> str:
+        """'NaN' or 'Infinity' when the file writes one where a number belongs (Python's JSON
+        reads them; JSON has no such value), else '': found once per file."""
+        if self._non_finite is None:
+            found = ""
+            if b"NaN" in self.data or b"Infinity" in self.data:
+                hit = _NON_FINITE.search(self.data)
+                found = hit.group(1).decode() if hit else ""
+            self._non_finite = found
+        return self._non_finite
 
     @property
     def text(self) -> str:
@@ -288,6 +301,8 @@ def _json_error(exc: json.JSONDecodeError) -> TranscriptError:
                if char else "a raw control character inside a string; JSON wants it escaped")
     return TranscriptError(f"not valid JSON: {msg}", where=f"line {exc.lineno}, column {exc.colno}")
 
+
+_NON_FINITE = re.compile(rb"[:\[,]\s*(-?Infinity|NaN)\b")
 
 _TOO_DEEP = "JSON nested too deeply to read (more than about 1,000 levels)"
 

@@ -409,28 +409,61 @@ def memory() -> list[Row]:
     return rows
 
 
-def main() -> None:
-    args = set(sys.argv[1:])
+GROUPS = ("core", "losses", "formats", "media", "app", "browser", "live", "memory", "bad")
+"""The table's groups of rows, in its order (``--only`` picks some)."""
+
+
+def _parser() -> Any:
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="benchmarks/run.py",
+        description="Time toolclear where users wait, each figure beside its floor or target measured in the same "
+                    "run, and print one table. Everything by default (several minutes on 2 cores).")
+    parser.add_argument("--only", action="append", choices=GROUPS, metavar="GROUP",
+                        help=f"run only this group of rows (repeatable): {', '.join(GROUPS)}")
+    for group in ("browser", "live", "memory", "bad"):
+        parser.add_argument(f"--no-{group}", action="store_true", help=f"leave out the {group} rows")
+    return parser
+
+
+def _rows(groups: set[str]) -> list[Row]:
     rows: list[Row] = []
-    rows += core_100k()
-    rows += losses_100k()
-    rows += formats()
-    data = ten_k_transcript()
-    app_rows, own = app_10k(data)
-    rows += app_rows
-    if "--no-browser" not in args:
-        rows += browser_10k(data, own)
-    if "--no-live" not in args:
+    if "core" in groups:
+        rows += core_100k()  # the policies, pricing (the media row too) and calibration
+    elif "media" in groups:
+        rows += media_costing()
+    if "losses" in groups:
+        rows += losses_100k()
+    if "formats" in groups:
+        rows += formats()
+    if groups & {"app", "browser"}:
+        data = ten_k_transcript()
+        app_rows, own = app_10k(data)
+        rows += app_rows if "app" in groups else []
+        if "browser" in groups:
+            rows += browser_10k(data, own)
+    if "live" in groups:
         import live_bench
 
         rows += live_bench.rows()
-    if "--no-memory" not in args:
+    if "memory" in groups:
         rows += memory()
-    if "--no-bad" not in args:
+    if "bad" in groups:
         import bad_inputs
 
         rows += bad_inputs.rows()
-    width = max(len(r[0]) for r in rows)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _parser().parse_args(argv)
+    groups = set(args.only or GROUPS)
+    groups -= {g for g in ("browser", "live", "memory", "bad") if getattr(args, f"no_{g}")}
+    if args.only is None:
+        groups.discard("media")  # part of the core rows
+    rows = _rows(groups)
+    width = max((len(r[0]) for r in rows), default=4)
     print(f"toolclear benchmarks ({os.cpu_count()} cores, Python {sys.version.split()[0]})\n")
     print(f"| {'what':<{width}} | {'measured':>22} | {'target':<12} |")
     print(f"|{'-' * (width + 2)}|{'-' * 24}|{'-' * 14}|")

@@ -63,3 +63,17 @@ def test_docs_cli_md_is_current() -> None:
     assert (ROOT / "docs" / "cli.md").read_text() == _reference()
     for command in ("sessions", "advise", "inspect", "compare", "report", "reduce", "corpus", "app", "policies"):
         assert f"### toolclear {command}\n" in _reference()
+
+
+def test_the_benchmarks_print_their_options_and_run_one_group() -> None:
+    import subprocess
+    import sys
+
+    run = ROOT / "benchmarks" / "run.py"
+    done = subprocess.run([sys.executable, str(run), "--help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "--only GROUP" in done.stdout and "toolclear benchmarks" not in done.stdout
+    done = subprocess.run([sys.executable, str(run), "--only", "media"], capture_output=True, text=True, timeout=300,
+                          cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| ") and "what" not in line]
+    assert len(rows) == 1 and "cost() with images" in rows[0]

@@ -174,7 +174,7 @@ def test_cli_corpus_writes_the_table_and_recommends(small, tmp_path, suffix) -> 
 
 @pytest.mark.parametrize("args,message", [
     (["--threshold", "1:2:0"], "expected A:B:N with N from 1 to 100"),
-    (["--pricing", "gpt-5"], "--pricing needs --replay"),
+    (["--pricing", "gpt-5", "--no-replay"], "--pricing needs a replay (drop --no-replay)"),
     (["-o", "x.xlsx"], "expected a .csv, .parquet or .json file"),
     (["--engine", "dask"], "--engine dask needs --scheduler"),
 ])
@@ -403,3 +403,18 @@ def test_a_dask_scheduler_that_never_answers_is_one_line_not_a_hang(monkeypatch)
 
     code, _, err = run("corpus", str(CORPUS / "eino"), "--engine", "dask", "--scheduler", "not an address")
     assert code == 2 and err.count("\n") == 1 and "dask scheduler" in err, err
+
+
+def test_the_cli_corpus_replays_and_prices_by_default_as_the_page_does(tmp_path) -> None:
+    """One default everywhere: a replay priced at each run's own model, calibrated."""
+    from .test_cli import run
+
+    shutil.copy(CORPUS / "claude_code" / "entire-cli_cc-2.1.7_webfetch-websearch_86-4e0c91f5c0.jsonl", tmp_path)
+    code, out, err = run("corpus", str(tmp_path), "--jobs", "1")
+    assert code == 0, err
+    header, row = out.decode().splitlines()[:2]
+    cells = dict(zip(header.split(","), row.split(",")))
+    assert cells["pricing"] and float(cells["dollars"]) > 0 and int(cells["model_calls"]) > 0
+    code, out, _ = run("corpus", str(tmp_path), "--jobs", "1", "--no-replay")
+    header, row = out.decode().splitlines()[:2]
+    assert code == 0 and dict(zip(header.split(","), row.split(",")))["dollars"] == ""

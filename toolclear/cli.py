@@ -310,7 +310,9 @@ def _parser() -> _Parser:
                       help="the policy whose --threshold/--keep are swept (default: eino)")
     corp.add_argument("--threshold", type=_range, metavar="A:B:N", help="threshold values: N from A to B")
     corp.add_argument("--keep", type=_range, metavar="A:B:N", help="keep values: N from A to B")
-    corp.add_argument("--replay", action="store_true", help="replay every run (default: one pass each)")
+    corp.add_argument("--replay", action=argparse.BooleanOptionalAction, default=True,
+                      help="replay every run before each model call and price it, as the Corpus page, compare and "
+                           "advise do (default: on; --no-replay for one pass each, no dollars)")
     corp.add_argument("--pricing", metavar="NAME", default=None, type=_pricing_name,
                       help="price every call with this preset, or 'auto': each run at the preset of the model its "
                            "log names (default with --replay: auto)")
@@ -728,7 +730,7 @@ def _corpus(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
         if Path(args.output).suffix.lower() not in (".csv", ".parquet", ".json"):
             raise UsageError(f"-o {args.output}: expected a .csv, .parquet or .json file")
     if args.pricing and not args.replay:
-        raise UsageError("--pricing needs --replay: money is counted per model call")
+        raise UsageError("--pricing needs a replay (drop --no-replay): money is counted per model call")
     pricing = (args.pricing or "auto") if args.replay else None
     if pricing not in (None, "auto"):
         resolve(pricing)  # an unknown preset or model: one line now, not one per run

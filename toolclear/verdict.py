@@ -18,7 +18,7 @@ from ._kept import KeptFor
 from .lab import Comparison, compare, parse_policy, policy_spec
 from .model import Message, Transcript
 
-__all__ = ["DEFAULT_SPECS", "Verdict", "candidates", "verdict"]
+__all__ = ["DEFAULT_SPECS", "Verdict", "candidates", "scaled", "verdict"]
 
 DEFAULT_SPECS: tuple[str, ...] = ("eino", "eino-reduction:skip_truncation=true", "anthropic", "langchain",
                                   "openhands", "swe-agent")
@@ -31,21 +31,26 @@ def _round(value: float) -> int:
     return max(1, _nice(value))
 
 
-def candidates(messages: Sequence[Message], counter: str | None = None) -> list[str]:
-    """The settings a verdict tries on a run: each family at its defaults, and the
-    token-triggered ones at round numbers scaled to this run (a third of its tokens),
-    so each of them acts on it whatever its size."""
+def scaled(messages: Sequence[Message], counter: str | None = None) -> list[str]:
+    """The token-triggered families at round numbers scaled to this run (a third of its
+    tokens, each by the family's own count), so each of them acts on it whatever its size:
+    what the verdict tries beside the defaults, and what the app's Compare view suggests."""
     from .counters import count_tokens
     from .policies.eino_reduction import reduction_tokens
     from .policies.langchain import langchain_tokens
 
     msgs = tuple(messages)
     third = _round(sum(count_tokens(msgs, counter or "eino")) / 3)
-    scaled = [f"eino:threshold={_round(third / 2)},keep={third}", f"anthropic:trigger={third}",
-              f"langchain:trigger={_round(sum(langchain_tokens(m) for m in msgs) / 3)}",
-              f"eino-reduction:threshold={_round(reduction_tokens(msgs) / 3)},skip_truncation=true"]
+    return [f"eino:threshold={_round(third / 2)},keep={third}", f"anthropic:trigger={third}",
+            f"langchain:trigger={_round(sum(langchain_tokens(m) for m in msgs) / 3)}",
+            f"eino-reduction:threshold={_round(reduction_tokens(msgs) / 3)},skip_truncation=true"]
+
+
+def candidates(messages: Sequence[Message], counter: str | None = None) -> list[str]:
+    """The settings a verdict tries on a run: each family at its defaults, and the
+    token-triggered ones scaled to this run (``scaled``)."""
     out: list[str] = []
-    for spec in (*DEFAULT_SPECS, *scaled):
+    for spec in (*DEFAULT_SPECS, *scaled(messages, counter)):
         canonical = policy_spec(parse_policy(spec))
         if canonical not in out:
             out.append(canonical)
@@ -141,8 +146,8 @@ def verdict(
     marks = [k for k, _ in run.marks] if isinstance(run, Transcript) else None
     chosen = parse_policy(config) if isinstance(config, str) else config if config is not None \
         else parse_policy("eino")
-    others = [parse_policy(s) if isinstance(s, str) else s for s in (tried if tried is not None
-                                                                      else candidates(msgs, counter))]
+    specs = tried if tried is not None else _candidates.get(msgs, lambda: candidates(msgs, counter), extra=counter)
+    others = [parse_policy(s) if isinstance(s, str) else s for s in specs]
     mine = policy_spec(chosen)
     others = [c for c in others if policy_spec(c) != mine]
 
@@ -165,6 +170,9 @@ def verdict(
                    own.notes, own, rows)
 
 
+_candidates: KeptFor[list[str]] = KeptFor(4)
+"""The settings tried on a run, worked out once per run and counter (they read every
+message: not again on each move of the judged setting's sliders)."""
 _tried: KeptFor[tuple[dict[str, Any], ...]] = KeptFor(4)
 """The other settings' rows, per run and pricing: moving the judged setting's numbers
 (a slider in the app) replays that setting alone."""

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 import toolclear as tc
-from toolclear.billing import DEFAULT_PRICING, CacheKind, pricing_of, run_pricing
+from toolclear.billing import DEFAULT_PRICING, CacheKind, pricing_of
 from toolclear.inspector import charts
 from toolclear.inspector.widgets import md
 from toolclear.report import usd
@@ -18,15 +18,6 @@ from toolclear.report import usd
 __all__ = ["NO_PRICING", "render_cost_view", "render_pricing"]
 
 NO_PRICING = "(no pricing)"
-
-
-def _log_pricing(t: tc.Transcript) -> tc.Pricing | None:
-    """The prices of the model the log names (the price library's, else its preset);
-    none (never a similar-looking model's) when neither covers it."""
-    try:
-        return run_pricing(t.messages)
-    except tc.ConfigError:
-        return None
 
 
 def _same_prices(a: tc.Pricing, b: tc.Pricing) -> bool:
@@ -40,7 +31,9 @@ def render_pricing(t: tc.Transcript) -> tuple[tc.Pricing | None, bool]:
     model, or a preset, their numbers editable, the per-call overhead; returns the
     pricing and whether to calibrate on the recorded usage."""
     st.sidebar.header("Money")
-    found = _log_pricing(t)
+    # the log's model's prices, or (a note saying so) the stated default when no price list covers it
+    priced, note = pricing_of(t.messages, "auto")
+    found = None if note else priced
     own = None  # the log's model's prices, when they are not a preset's
     if found is not None and not (found.name in tc.PRICING and _same_prices(tc.PRICING[found.name], found)):
         own = f"{found.name} (the log's model)"
@@ -55,7 +48,6 @@ def render_pricing(t: tc.Transcript) -> tuple[tc.Pricing | None, bool]:
     st.sidebar.selectbox("Pricing", choices, key="pricing",
                          help="Prices each model call with a prompt cache (Replay mode). The log's model picks "
                               "the prices when it names a known one (from genai-prices, else the presets).")
-    note = pricing_of(t.messages, "auto")[1] if found is None else ""
     if note and st.session_state.pricing == DEFAULT_PRICING:
         st.sidebar.caption(md(note[0].upper() + note[1:] + ". Pick the preset billed like your model, if another."))
     if st.session_state.pricing == NO_PRICING:

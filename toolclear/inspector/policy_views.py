@@ -144,15 +144,9 @@ def _options(kind: str, t: tc.Transcript) -> tuple[dict[str, Any], bool]:
 
 
 def sent_calibration(t: tc.Transcript, counter: str) -> tc.Calibration | None:
-    """The run's calibration when its log recorded usage (replays then speak in tokens
-    as the model was sent them), worked out once per conversation and counter."""
-    memo = st.session_state.get("_sent_calibration")
-    if memo is not None and memo[0] is t and memo[1] == counter:
-        return memo[2]
-    cal = tc.calibrate(t.messages, counter)
-    found = cal if cal.fitted else None
-    st.session_state["_sent_calibration"] = (t, counter, found)
-    return found
+    """The run's calibration as the CLI, compare and the corpus take it (``lab.sent_as``,
+    kept per transcript and counter by ``toolclear.calibrate`` itself)."""
+    return lab.sent_as(t.messages, counter)
 
 
 def current_policy(kind: str, t: tc.Transcript, counter: str) -> tuple[Any, bool]:
@@ -355,17 +349,12 @@ def render_policy_sweep(kind: str, t: tc.Transcript, config: Any, mode: str, cou
 
 
 def _suggested(t: tc.Transcript, counter: str, current: str) -> list[str]:
-    """Five policies scaled to this conversation, so each of them does something."""
-    from toolclear.corpus import _nice
+    """Five policies scaled to this conversation, so each of them does something (the
+    verdict's own scaled settings, then the masking presets)."""
+    from toolclear.verdict import scaled
 
-    sizes = _sizes(t, counter)
-    third = max(1, _nice(sizes["tokens"] / 3))  # round numbers, as a person would type them
     out = [current]
-    for spec in (f"eino:threshold={max(1, _nice(third / 2))},keep={third}",
-                 f"anthropic:trigger={third}",
-                 f"langchain:trigger={max(1, _nice(sizes['lc_tokens'] / 3))}",
-                 f"eino-reduction:threshold={max(1, _nice(sizes['rd_tokens'] / 3))},skip_truncation=true",
-                 "swe-agent", "openhands"):
+    for spec in (*scaled(t.messages, counter), "swe-agent", "openhands"):
         if len(out) < 5 and spec.split(":")[0] != current.split(":")[0]:
             out.append(spec)
     return out

@@ -20,7 +20,10 @@ import make_otel  # noqa: E402
 
 sys.path.remove(str(FORMATS))
 
-FILES = ("otel_pydantic-ai.json", "otel_openinference.jsonl", "otel_azure-ai-inference.json")
+# otel_pydantic-ai-1.0.18-events.json: pydantic-ai-slim 1.0.18 with InstrumentationSettings(version=1), the
+# messages as a JSON "events" span attribute (recorded once: pydantic-ai 2 dropped version 1; see make_otel.py)
+FILES = ("otel_pydantic-ai.json", "otel_pydantic-ai-1.0.18-events.json", "otel_openinference.jsonl",
+         "otel_azure-ai-inference.json")
 EXPECTED = [
     ("system", make_otel.SYSTEM, (), ""),
     ("user", make_otel.QUESTION, (), ""),
@@ -82,6 +85,28 @@ def test_every_instrumentation_recorded_anew_reads_the_same() -> None:
         runs = tc.load_all(text.encode(), name=name)
         assert len(runs) == 1, name
         check_run(runs[0])
+
+
+@pytest.mark.parametrize("version", [2, 3, 4, 5, 6])
+def test_every_pydantic_ai_instrumentation_version_reads_the_same(version) -> None:
+    """pydantic-ai's InstrumentationSettings(version=N), each data format it writes today."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # versions 2-4 are deprecated
+        spans = make_otel.pydantic_ai_run(version=version)
+    check_run(tc.load(json.dumps(make_otel.otlp_json(spans)).encode(), name="trace.json"))
+
+
+def test_pydantic_ai_events_attribute_without_messages_is_not_a_conversation() -> None:
+    """An 'events' attribute that holds no gen_ai message event is not read as one."""
+    data = json.loads((FORMATS / "otel_pydantic-ai-1.0.18-events.json").read_text())
+    for span in data["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        for a in span.get("attributes", ()):
+            if a["key"] == "events":
+                a["value"] = {"stringValue": json.dumps([{"event.name": "something.else", "content": "x"}])}
+    with pytest.raises(tc.TranscriptError, match="no model call's messages"):
+        tc.load(json.dumps(data).encode(), name="trace.json")
 
 
 def test_protobuf_json_ids_and_a_stray_line_are_named() -> None:

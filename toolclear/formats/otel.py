@@ -9,6 +9,10 @@ read, as their instrumentations write them:
   instrumentations in their latest mode);
 - the older ``gen_ai.system.message`` / ``user`` / ``assistant`` / ``tool`` span events and
   ``gen_ai.choice`` (content in ``gen_ai.event.content``; Azure AI Inference, Semantic Kernel);
+- the same events as one JSON span attribute ``events`` (each with its ``event.name``), as
+  pydantic-ai 1.x writes them with ``InstrumentationSettings(version=1)`` (its default
+  ``event_mode='attributes'``; ``event_mode='logs'`` sends them as log records, which a
+  trace export does not hold);
 - OpenInference's flattened ``llm.input_messages.N.message.*`` / ``llm.output_messages``
   (Arize Phoenix's instrumentations).
 
@@ -242,7 +246,7 @@ def _from_events(events: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]
         if not isinstance(e, dict):
             continue
         name = e.get("name")
-        attrs = _attributes(e.get("attributes"))
+        attrs = e["body"] if isinstance(e.get("body"), dict) else _attributes(e.get("attributes"))
         body = _loads(attrs["gen_ai.event.content"]) if "gen_ai.event.content" in attrs else attrs
         if name in _ROLE_EVENTS:
             inputs.append(_from_event(_ROLE_EVENTS[name], body))
@@ -250,6 +254,18 @@ def _from_events(events: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]
             message = body.get("message") if isinstance(body, dict) and isinstance(body.get("message"), dict) else body
             outputs.append(_from_event("assistant", message))
     return inputs, outputs
+
+
+def _attribute_events(attrs: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """pydantic-ai's ``events`` span attribute (version 1 instrumentation): the span
+    events as a JSON list of flat objects, each naming itself in ``event.name``; shaped as
+    span events, or None when the span has no such attribute."""
+    raw = _loads(attrs.get("events"))
+    if not isinstance(raw, list) or not any(isinstance(e, dict) and (
+            e.get("event.name") in _ROLE_EVENTS or e.get("event.name") == "gen_ai.choice") for e in raw):
+        return None
+    return [{"name": e.get("event.name"), "body": {k: v for k, v in e.items() if k != "event.name"}}
+            for e in raw if isinstance(e, dict)]
 
 
 def _nested(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
@@ -337,6 +353,8 @@ def _read_span(span: dict[str, Any], where: str) -> _Call | None:
     elif any(k.startswith((_OPENINFERENCE_IN, _OPENINFERENCE_OUT)) for k in attrs):
         inputs = _from_openinference(_nested(attrs, _OPENINFERENCE_IN))
         outputs = _from_openinference(_nested(attrs, _OPENINFERENCE_OUT))
+    elif (flat := _attribute_events(attrs)) is not None:
+        inputs, outputs = _from_events(flat)
     elif any(isinstance(e, dict) and (e.get("name") in _ROLE_EVENTS or e.get("name") == "gen_ai.choice")
              for e in span.get("events") or ()):
         inputs, outputs = _from_events(span.get("events"))

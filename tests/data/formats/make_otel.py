@@ -3,6 +3,9 @@ local fake OpenAI backend (no network), and write them in the OTLP JSON encoding
 python tests/data/formats/make_otel.py
 
 - pydantic-ai's own instrumentation (gen_ai.input.messages / gen_ai.output.messages);
+  ``otel_pydantic-ai-1.0.18-events.json`` was recorded once with pydantic-ai-slim[openai]
+  1.0.18 and ``pydantic_ai_run(version=1)`` (the messages as a JSON ``events`` span
+  attribute), which pydantic-ai 2 no longer writes;
 - OpenInference's OpenAI instrumentation around the openai SDK (llm.input_messages.N.*);
 - Azure AI Inference's tracing (gen_ai.*.message span events, gen_ai.choice).
 
@@ -111,7 +114,7 @@ def otlp_json(spans: Sequence[Any]) -> dict[str, Any]:
     return request
 
 
-def pydantic_ai_run() -> list[Any]:
+def pydantic_ai_run(**settings: Any) -> list[Any]:
     from pydantic_ai import Agent
     from pydantic_ai.models.instrumented import InstrumentationSettings
     from pydantic_ai.models.openai import OpenAIChatModel
@@ -121,7 +124,7 @@ def pydantic_ai_run() -> list[Any]:
     with FakeOpenAI() as url:
         model = OpenAIChatModel("gpt-4o", provider=OpenAIProvider(base_url=url, api_key="local"))
         agent = Agent(model, instructions=SYSTEM, name="repo_guide")
-        agent.instrument = InstrumentationSettings(tracer_provider=provider)
+        agent.instrument = InstrumentationSettings(tracer_provider=provider, **settings)
         for name, fn in TOOLS.items():
             agent.tool_plain(name=name)(fn)
         # In a thread of its own with a fresh event loop: a test suite may leave the main

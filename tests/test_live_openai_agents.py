@@ -4,7 +4,9 @@ toolclear's per-call replay, for every policy."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import sys
 from typing import Any
 
 import pytest
@@ -15,6 +17,7 @@ from agents.usage import Usage
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
 import toolclear as tc
+from tests.conftest import DATA
 from tests.live_support import CALLS, assert_live_equals_replay, big_result, in_thread, restored
 from toolclear.integrations.openai_agents import call_model_input_filter, from_items
 
@@ -177,3 +180,80 @@ def test_an_item_shown_changed_then_as_it_was_is_sent_as_the_sdk_gave_it() -> No
     third = live.edit([dict(i) for i in items + more])
     assert third is None  # nothing shown changed: the SDK's items go as they are
     assert not script
+
+
+# ---- RunStates of every tool kind, from real runs of both SDKs (tests/data/formats)
+
+sys_path_formats = str(DATA / "formats")
+STATE_RESULTS = {  # file -> the tool of each result, in order
+    "openai-agents-py-0.24_run-state-tools.json": ["read_file", "grep", "shell", "read_file", "program",
+                                                   "apply_patch"],
+    "openai-agents-py-0.24_run-state-approval.json": [],
+    "openai-agents-js-0.20_run-state-tools.json": ["read_file", "shell", "apply_patch"],
+    "openai-agents-js-0.20_run-state-approval.json": [],
+}
+
+
+def _differences(a: Any, b: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+        return [d for k in a for d in _differences(a[k], b[k], path + (k,))]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [d for j, (x, y) in enumerate(zip(a, b)) for d in _differences(x, y, path + (j,))]
+    return [] if a == b else [path]
+
+
+@pytest.mark.parametrize("name", list(STATE_RESULTS))
+def test_every_tool_kinds_run_state_is_read_cleared_and_written_back(name) -> None:
+    """Function, custom, shell (stdout and stderr), apply_patch and programmatic tool
+    outputs are tool results; hosted tool search is read past with a note; a call paused
+    for approval is one call (the SDK lists it twice). Clearing changes the outputs and
+    nothing else of the state."""
+    raw = (DATA / "formats" / name).read_bytes()
+    t = tc.load(raw, name=name)
+    assert t.format == "openai-responses" and not t.warnings
+    tools = [m for m in t.messages if m.role == "tool"]
+    assert [m.tool_name for m in tools] == STATE_RESULTS[name]
+    assert all(len(m.content) > 1000 for m in tools)
+    calls = [c.id for m in t.messages for c in m.tool_calls]
+    assert len(calls) == len(set(calls)) >= 1
+    if "tools" in name and "-py-" in name:
+        assert any("tool_search_call, tool_search_output" in n for n in t.notes)
+    r = tc.apply(t.messages, tc.ClearToolResultConfig(0, 0))
+    out = tc.dump(t, r.messages)
+    back = tc.load(out, name=name)
+    assert [m.content for m in back.messages if m.role == "tool"] == [tc.DEFAULT_PLACEHOLDER] * len(tools)
+    changed = _differences(json.loads(raw), json.loads(out))
+    assert len({p[:3] for p in changed}) == len(tools)  # one generated item per result, nothing else
+    assert all(p[0] in ("generated_items", "generatedItems") and any(
+        k in p for k in ("output", "result")) for p in changed)
+
+
+def test_the_python_sdk_resumes_from_a_cleared_run_state() -> None:
+    """The reference reads back what toolclear wrote: RunState.from_json of the cleared
+    state of a real run of every tool kind, then the run goes on."""
+    from agents import RunState
+
+    sys.path.insert(0, sys_path_formats)
+    try:
+        import make_agents_states
+    finally:
+        sys.path.remove(sys_path_formats)
+    recorded = make_agents_states.states()
+    for name, state in recorded.items():  # what the pinned SDK writes today reads as the committed files
+        fresh = tc.load(json.dumps(state).encode(), name=name)
+        assert [m.tool_name for m in fresh.messages if m.role == "tool"] == STATE_RESULTS[name]
+    t = tc.load(json.dumps(recorded["openai-agents-py-0.24_run-state-tools.json"]).encode(), name="s.json")
+    cleared = json.loads(tc.dump(t, tc.apply(t.messages, tc.ClearToolResultConfig(0, 0)).messages))
+    state = in_thread(asyncio.run, RunState.from_json(make_agents_states.tools_agent(), cleared))
+    outputs = [i.raw_item for i in state._generated_items if type(i).__name__ == "ToolCallOutputItem"]
+    assert len(outputs) == 6 and all(tc.DEFAULT_PLACEHOLDER in json.dumps(o, default=str) for o in outputs)
+
+
+def test_a_run_state_with_no_items_yet_reads_as_its_input() -> None:
+    """A RunState paused before any item (a string input, its approval held elsewhere) is
+    a conversation of one user message, read, not refused."""
+    state = json.loads((DATA / "formats" / "openai-agents-js-0.20_run-state-approval.json").read_text())
+    state["generatedItems"] = []
+    for fmt in ("auto", "openai-responses"):
+        t = tc.load(json.dumps(state).encode(), name="state.json", format=fmt)
+        assert [(m.role, m.content) for m in t.messages] == [("user", "delete a.py")]

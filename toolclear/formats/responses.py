@@ -15,6 +15,7 @@ writes ``original_input``, ``generated_items[].raw_item``).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -34,12 +35,20 @@ from ._doc import Document, Path
 
 __all__ = ["CALLS", "OUTPUTS", "OpenAIResponsesFormat", "read_item"]
 
-CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action"}
+CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action",
+         "shell_call": "action", "apply_patch_call": "operation",
+         "program": "code"}  # programmatic tool calling: the program the model wrote
 OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output",
+                     "shell_call_output", "apply_patch_call_output", "program_output",
                      "function_call_result"})  # the last: the JS Agents SDK's RunState
 _OTHER = frozenset({"reasoning", "web_search_call", "file_search_call", "computer_call", "computer_call_output",
-                    "image_generation_call", "code_interpreter_call", "mcp_call", "mcp_list_tools",
-                    "mcp_approval_request", "mcp_approval_response", "item_reference", "compaction"})
+                    "computer_call_result", "image_generation_call", "code_interpreter_call", "mcp_call",
+                    "mcp_list_tools", "mcp_approval_request", "mcp_approval_response", "item_reference",
+                    "compaction", "tool_search_call", "tool_search_output", "hosted_tool_call", "unknown"})
+"""Items read past: hosted tools' calls and outputs (the provider runs them; tool search
+outputs are tool definitions, which a clear would leave unreplayable), screenshots,
+reasoning, compaction."""
+_HOSTED = _OTHER - {"reasoning", "item_reference", "compaction", "unknown"}
 _TEXT_PARTS = frozenset({"input_text", "output_text", "text", "summary_text", "refusal"})
 
 
@@ -88,6 +97,19 @@ def _output(output: Any, path: Path) -> tuple[str, list[Path], list[Path]]:
     return (compact_json(output) if output is not None else ""), [path], []
 
 
+def _shell_output(output: Any, path: Path) -> tuple[str, list[Path], list[Path]] | None:
+    """A ``shell_call_output``'s list of ``{stdout, stderr, outcome}``: the text is every
+    stdout and stderr; a new text goes in the first stdout, the others are emptied (the
+    item keeps the shape the SDK replays)."""
+    if not isinstance(output, list) or not output or not all(
+            isinstance(o, dict) and isinstance(o.get("stdout", ""), str) and isinstance(o.get("stderr", ""), str)
+            for o in output):
+        return None
+    texts = [t for o in output for t in (o.get("stdout", ""), o.get("stderr", "")) if t]
+    slots = [path + (j, key) for j, o in enumerate(output) for key in ("stdout", "stderr") if key in o]
+    return "\n".join(texts), slots[:1], slots[1:]
+
+
 def read_item(doc: Document, item: dict[str, Any], path: Path, b: Builder) -> str | None:
     """Add one Responses item to ``b`` (the calls of one reply join one assistant
     message); returns its kind, or None when it is not an item this reads."""
@@ -111,9 +133,14 @@ def read_item(doc: Document, item: dict[str, Any], path: Path, b: Builder) -> st
     elif kind in OUTPUTS:
         call_id = str(item.get("call_id") or item.get("callId") or "")
         output = item.get("output")
+        shell = _shell_output(output, path + ("output",)) if kind == "shell_call_output" else None
         if kind == "function_call_result" and isinstance(output, dict) and isinstance(output.get("text"), str):
             # the JS SDK's {type: "text", text}: the text is what the model is sent
             text, slots, blanks = output["text"], [path + ("output", "text")], list[Path]()
+        elif shell is not None:
+            text, slots, blanks = shell
+        elif kind == "program_output" and "output" not in item and isinstance(item.get("result"), str):
+            text, slots, blanks = item["result"], [path + ("result",)], []  # the Python SDK's key
         else:
             text, slots, blanks = _output(output, path + ("output",))
         b.add(Message(role="tool", content=text, tool_call_id=call_id, tool_name=b.tool_name_for(call_id)),
@@ -152,9 +179,16 @@ def _run_state(v: dict[str, Any]) -> ItemList:
         items += [((original_key, j), x) for j, x in enumerate(original)]
     elif isinstance(original, str):
         items.append(((original_key,), {"role": "user", "content": original}))
+    calls: set[str] = set()
     for j, gen in enumerate(v[generated_key]):
         if isinstance(gen, dict) and isinstance(gen.get(raw_key), dict):
-            items.append(((generated_key, j, raw_key), gen[raw_key]))
+            raw = gen[raw_key]
+            call_id = str(raw.get("call_id") or raw.get("callId") or "")
+            if gen.get("type") == "tool_approval_item" and call_id in calls:
+                continue  # the call awaiting approval, already read from its tool_call_item
+            if str_or_none(raw.get("type")) in CALLS and call_id:
+                calls.add(call_id)
+            items.append(((generated_key, j, raw_key), raw))
     return "0", items, None, "Agents SDK run state"
 
 
@@ -191,6 +225,10 @@ class OpenAIResponsesFormat(FormatReader):
     expects = "a list of Responses items, a request body with 'input', a RunState, or a cassette of such requests"
 
     def sniff(self, doc: Document) -> bool:
+        v = doc.value
+        if isinstance(v, dict) and (keys := _run_state_keys(v)) is not None and (
+                "$schemaVersion" in v or keys[0] in v):
+            return True  # a RunState, whatever its items (none yet, or kinds newer than this reader)
         for _, items, _, _ in _item_lists(doc):
             values = [x for _, x in items]
             if values and all(_is_item(x) for x in values) and any(_is_responses_item(x) for x in values):
@@ -204,6 +242,7 @@ class OpenAIResponsesFormat(FormatReader):
             if instructions:
                 b.add(Message(role="system", content=instructions), (), ())
             reasoning = 0
+            hosted: Counter[str] = Counter()
             for path, item in items:
                 if not isinstance(item, dict):
                     raise TranscriptError("expected a Responses item (an object)", where=where(doc, path))
@@ -212,8 +251,13 @@ class OpenAIResponsesFormat(FormatReader):
                     b.warnings.append(f"{where(doc, path)}: an item of type '{item.get('type')}' is not read")
                 elif kind == "reasoning":
                     reasoning += 1
+                elif kind in _HOSTED:
+                    hosted[kind] += 1
             if reasoning:
                 b.notes.append(f"{reasoning} reasoning items are not counted (often encrypted)")
+            if hosted:
+                b.notes.append(f"{sum(hosted.values())} items of tools the provider runs ("
+                               + ", ".join(sorted(hosted)) + ") are not counted or cleared")
             out.append(b.build(self.name, id=ident, source=source, title="Responses conversation",
                                container=container))
         if not out:

@@ -10,7 +10,7 @@ import yaml
 import toolclear as tc
 from toolclear import ClearToolResultConfig, TranscriptError
 
-from .conftest import CORPUS, CORPUS_FILES, SAMPLE_FILES, SAMPLES, corpus_id
+from .conftest import CORPUS, CORPUS_FILES, DATA, SAMPLE_FILES, SAMPLES, corpus_id
 
 EXPECTED_FORMAT = {
     "anthropic_messages": "anthropic",
@@ -309,3 +309,34 @@ def test_a_forced_format_error_says_one_expectation() -> None:
         tc.load_all(path, format="claude-code")
     message = str(info.value)
     assert message.count("expected") == 1 and "found a list of objects with keys task_id" in message
+
+
+def _claude_code_drifted(change: str) -> bytes:
+    """The real Claude Code 2.1.86 fixture (parallel calls A and B, then C) with one link
+    written as other versions and tools write it."""
+    lines = [json.loads(x) for x in (DATA / "formats" / "claude-code-2.1.86_session.jsonl").read_text().splitlines()]
+    by_result = {b["tool_use_id"]: r for r in lines if r.get("type") == "user"
+                 for b in r["message"]["content"] if isinstance(b, dict) and b.get("type") == "tool_result"}
+    if change == "result without uuid":
+        del by_result["toolu_A"]["uuid"]  # the parallel result on a side branch
+    elif change == "result without parent":
+        by_result["toolu_B"]["parentUuid"] = None
+    elif change == "last result without parent":
+        by_result["toolu_C"]["parentUuid"] = None
+    elif change == "result with dangling parent":
+        by_result["toolu_B"]["parentUuid"] = "not-in-the-file"
+    return "".join(json.dumps(r) + "\n" for r in lines).encode()
+
+
+@pytest.mark.parametrize("change", ["result without uuid", "result without parent", "last result without parent",
+                                    "result with dangling parent"])
+def test_claude_code_links_written_differently_keep_every_result(change) -> None:
+    """A result line without a uuid still hangs on its parent; a result with no parent (or
+    one not in the file) follows the line before it, as a result cannot start a
+    conversation. Every result is read, in file order, and written back."""
+    data = _claude_code_drifted(change)
+    (t,) = tc.load_all(data, name="session.jsonl")
+    assert [m.tool_call_id for m in t.messages if m.role == "tool"] == ["toolu_A", "toolu_B", "toolu_C"]
+    assert [m.role for m in t.messages] == ["user", "assistant", "tool", "tool", "assistant", "tool", "assistant"]
+    out = tc.dump(t, tc.apply(t.messages, tc.ClearToolResultConfig(0, 0)).messages)
+    assert out.count(tc.DEFAULT_PLACEHOLDER.encode()) >= 2

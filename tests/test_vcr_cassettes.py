@@ -30,6 +30,13 @@ class _Fake(BaseHTTPRequestHandler):
             out = {"id": f"msg_{n}", "type": "message", "role": "assistant", "model": body["model"],
                    "content": [reply], "stop_reason": "tool_use" if n < 9 else "end_turn", "stop_sequence": None,
                    "usage": {"input_tokens": 100 * n, "output_tokens": 10}}
+        elif self.path.endswith(":generateContent"):  # Gemini
+            n = len(body["contents"])
+            part = ({"functionCall": {"name": "read_file", "args": {"path": f"f{n}.py"}}} if n < 7
+                    else {"text": "done"})
+            out = {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP"}],
+                   "usageMetadata": {"promptTokenCount": 100 * n, "candidatesTokenCount": 10,
+                                     "totalTokenCount": 100 * n + 10}, "modelVersion": "gemini-2.5-flash"}
         else:  # OpenAI Chat Completions
             n = len(body["messages"])
             msg: dict = ({"role": "assistant", "content": None, "tool_calls": [
@@ -166,3 +173,66 @@ def test_a_cassette_mixing_providers_reads_each_request_by_its_own_api() -> None
 def test_a_named_format_says_which_requests_of_other_apis_it_did_not_read() -> None:
     (first, second) = tc.load_all(_mixed_cassette(), "openai", name="mixed.yaml")
     assert first.id == "request 2" and any("2 request(s)" in w and "gemini-api" in w for w in first.warnings)
+
+
+def _record_gemini(url: str) -> None:
+    """google-genai over httpx: vcrpy keeps its request bodies as bytes (!!binary)."""
+    from google import genai
+    from google.genai import types
+
+    client = genai.Client(api_key="test", http_options=types.HttpOptions(base_url=url, retry_options=None))
+    contents: list = [types.Content(role="user", parts=[types.Part(text="read the files")])]
+    while True:
+        r = client.models.generate_content(model="gemini-2.5-flash", contents=contents)
+        reply = r.candidates[0].content
+        contents.append(reply)
+        call = reply.parts[0].function_call
+        if call is None:
+            break
+        contents.append(types.Content(role="user", parts=[types.Part(function_response=types.FunctionResponse(
+            name=call.name, response={"output": BIG}))]))
+
+
+@pytest.mark.parametrize("stored", ["text", "bytes", "gzip"])
+def test_a_real_cassette_of_two_sdks_is_cleared_and_read_back(server, tmp_path, stored) -> None:
+    """One vcrpy cassette recording google-genai and the OpenAI SDK, its bodies as vcrpy
+    wrote them, or as bytes (vcrpy's !!binary: a body that is not text, or gzipped by the
+    client): every conversation is cleared, written back (bytes stay bytes, gzip stays
+    gzip), and read again, by toolclear and by vcrpy."""
+    import gzip
+
+    import vcr
+    import yaml
+
+    path = tmp_path / "mixed.yaml"
+    with vcr.use_cassette(str(path), record_mode="all"):
+        _record_gemini(server)
+    _record_openai(server, tmp_path / "openai.yaml")
+    mixed = yaml.safe_load(path.read_text())
+    mixed["interactions"] += yaml.safe_load((tmp_path / "openai.yaml").read_text())["interactions"]
+    for it in mixed["interactions"]:
+        body = it["request"]["body"].encode()
+        it["request"]["body"] = {"text": body.decode(), "bytes": body, "gzip": gzip.compress(body)}[stored]
+    path.write_text(yaml.safe_dump(mixed))
+    runs = tc.load_all(path)
+    assert {t.format for t in runs} == {"gemini-api", "openai"}
+    pairs = [(t, tc.apply(t.messages, tc.AnthropicClearToolUsesConfig(trigger_input_tokens=1, keep_tool_uses=0))
+              .messages) for t in runs]
+    cleared = sum(m.role == "tool" for _, ms in pairs for m in ms)
+    assert cleared > 8
+    out = tc.dump_all(pairs)
+    back = tc.load_all(out, name="mixed.yaml")
+    assert [(t.id, t.format) for t in back] == [(t.id, t.format) for t in runs]
+    assert [[m.content for m in t.messages] for t in back] == [[m.content for m in ms] for _, ms in pairs]
+    assert sum(m.content == "[cleared]" for t in back for m in t.messages if m.role == "tool") == cleared
+    again = yaml.safe_load(out)
+    assert all(isinstance(a["request"]["body"], type(b["request"]["body"]))
+               for a, b in zip(mixed["interactions"], again["interactions"]))
+    (tmp_path / "out.yaml").write_bytes(out)
+    from vcr.persisters.filesystem import FilesystemPersister
+    from vcr.serializers import yamlserializer
+
+    requests, _ = FilesystemPersister.load_cassette(str(tmp_path / "out.yaml"), yamlserializer)
+    assert len(requests) == len(mixed["interactions"])
+    bodies = [gzip.decompress(r.body) if stored == "gzip" else r.body for r in requests]
+    assert sum(b"[cleared]" in b for b in bodies) == len(runs) - 2  # all but each SDK's first request

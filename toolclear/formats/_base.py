@@ -333,16 +333,44 @@ def _embedded_edits(doc: Document, edits: dict[Path, Any], label: str) -> dict[P
         node: Any = doc.value
         for step in prefix:
             node = node[step]
-        if not isinstance(node, str):
-            raise TranscriptError(f"{render_path(prefix)}: a cassette body stored as bytes cannot be written back; "
-                                  "export eino JSON instead", source=label)
-        spans = json_spans(node, sub)
+        text, packed = _body_text(node, prefix, label)
+        spans = json_spans(text, sub)
         if spans is None:
             raise TranscriptError(f"{render_path(prefix)}: cannot find the edited value in the body's JSON",
                                   source=label)
-        style = JsonStyle.detect(node)
-        out[prefix] = splice(node, spans, lambda new, _old, style=style: style.dumps(new))
+        style = JsonStyle.detect(text)
+        out[prefix] = packed(splice(text, spans, lambda new, _old, style=style: style.dumps(new)))
     return out
+
+
+def _body_text(node: Any, prefix: Path, label: str) -> tuple[str, Any]:
+    """A cassette body's JSON text, and how to store a new text as the body was stored:
+    a string as a string; bytes (vcrpy's ``!!binary`` for httpx-based SDKs) as UTF-8
+    bytes, gzipped again when they came gzipped."""
+    from ..errors import TranscriptError
+
+    if isinstance(node, str):
+        return node, lambda text: text
+    if isinstance(node, (bytes, bytearray)):
+        data, zipped = bytes(node), node[:2] == b"\x1f\x8b"
+        if zipped:
+            import gzip
+
+            data = gzip.decompress(data)  # read once already, within the body bounds
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        if text is not None:
+            def packed(new: str) -> bytes:
+                if zipped:
+                    import gzip
+
+                    return gzip.compress(new.encode("utf-8"), mtime=0)
+                return new.encode("utf-8")
+            return text, packed
+    raise TranscriptError(f"{render_path(prefix)}: the cassette body is not JSON text; cannot be written back",
+                          source=label)
 
 
 def _only_arguments(new: Message, old: Message) -> bool:

@@ -231,5 +231,10 @@ def render_yaml(value: tuple[Any, bool], old: str) -> str:
     tail = old[len(body) :]
     anchor = _ANCHOR.match(body)
     prefix = (anchor.group(1) + " ") if anchor else ""
-    text = yaml_string(new) if isinstance(new, str) else json.dumps(new, ensure_ascii=False)
+    if isinstance(new, (bytes, bytearray)):  # a binary body, as PyYAML reads it back
+        import base64
+
+        text = '!!binary "' + base64.b64encode(bytes(new)).decode("ascii") + '"'
+    else:
+        text = yaml_string(new) if isinstance(new, str) else json.dumps(new, ensure_ascii=False)
     return (": " if keyed else "") + prefix + text + tail

@@ -191,8 +191,9 @@ class ClaudeCodeFormat(FormatReader):
             on_path.add(i)
             parent = self._parent(jl.value[i])
             nxt = by_uuid.get(parent) if isinstance(parent, str) else None
-            if nxt is None and isinstance(parent, str):
-                # a dangling link (e.g. a compaction whose parent was never written):
+            if nxt is None and (isinstance(parent, str) or self._answers(jl.value[i])):
+                # a dangling link (e.g. a compaction whose parent was never written), or a
+                # tool result with no parent at all (a result cannot start a conversation):
                 # carry on from the last main-line message before this line
                 k = bisect_left(main, i) - 1
                 while k >= 0 and main[k] in on_path:
@@ -200,7 +201,9 @@ class ClaudeCodeFormat(FormatReader):
                 nxt = main[k] if k >= 0 else None
             i = nxt
         children: dict[int, list[int]] = {}
-        for j in by_uuid.values():  # every linked line: a side branch may pass through a non-message line
+        # every linked line (a side branch may pass through a non-message line), and every
+        # message line, with a uuid or not (a result line written without one still names its parent)
+        for j in sorted(set(by_uuid.values()).union(main)):
             parent = self._parent(jl.value[j])
             parent_line = by_uuid.get(parent) if isinstance(parent, str) else None
             if parent_line is not None:
@@ -230,6 +233,14 @@ class ClaudeCodeFormat(FormatReader):
                     queue.append(j)
         kept = [i for i in main if i in on_path]
         return kept if kept else main
+
+    @staticmethod
+    def _answers(rec: dict[str, Any]) -> bool:
+        """A user line holding a tool result."""
+        msg = rec.get("message")
+        content = msg.get("content") if isinstance(msg, dict) else None
+        return rec.get("type") == "user" and isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
 
     @staticmethod
     def _collect(rec: dict[str, Any], calls: set[str], replies: set[str]) -> None:

@@ -340,3 +340,23 @@ def test_claude_code_links_written_differently_keep_every_result(change) -> None
     assert [m.role for m in t.messages] == ["user", "assistant", "tool", "tool", "assistant", "tool", "assistant"]
     out = tc.dump(t, tc.apply(t.messages, tc.ClearToolResultConfig(0, 0)).messages)
     assert out.count(tc.DEFAULT_PLACEHOLDER.encode()) >= 2
+
+
+def test_openhands_resolver_output_of_late_2024_pairs_each_observation_with_its_action() -> None:
+    """The resolver's output.jsonl of November 2024 (real runs): events without source,
+    id or cause, each action's fields at its top. Each observation answers the action
+    right before it; the action's arguments are what the agent asked for."""
+    runs = tc.load_all(CORPUS / "openhands" / "openhands-resolver_mock_output.jsonl")
+    assert [t.id for t in runs] == ["neubig/pr-viewer#5", "neubig/pr-viewer#1"]
+    assert [sum(m.role == "tool" for m in t.messages) for t in runs] == [3, 21]
+    assert not any(t.warnings for t in runs)
+    first = runs[0]
+    assert first.messages[0].role == "user" and "MIT license" in first.messages[0].content
+    call = first.messages[1].tool_calls[0]
+    assert (call.name, json.loads(call.arguments)) == ("run", {"command": "touch LICENSE"})
+    assert first.messages[2].tool_call_id == call.id
+    second = runs[1]
+    reduced = tc.apply(second.messages, tc.ClearToolResultConfig(500, 500))
+    assert len(reduced.cleared_indices) >= 5
+    back = tc.load_all(tc.dump(second, reduced.messages), name="output.jsonl")[1]
+    assert [m.content for m in back.messages] == [m.content for m in reduced.messages]

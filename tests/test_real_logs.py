@@ -204,7 +204,10 @@ def _count_independently(path: Path) -> int:
         return sum(1 for r in recs if r.get("type") == "response_item"
                    and r["payload"].get("type") in ("function_call_output", "custom_tool_call_output"))
     if folder == "openhands":
-        return sum(1 for n in nodes if "observation" in n and n.get("tool_call_metadata"))
+        # with function calling, the observations with tool_call_metadata; the resolver's
+        # late-2024 output (no source, id or cause), every observation of a tool
+        return sum(1 for n in nodes if "observation" in n and (n.get("tool_call_metadata") or (
+            not {"source", "id", "cause"} & n.keys() and n["observation"] not in ("agent_state_changed", "null"))))
     if folder == "swe_agent":
         history = recs[0]["history"]
         # a tool message, or (no function calling) the user turn answering an assistant action

@@ -56,7 +56,27 @@ def _is_v1(e: Any) -> bool:
     return isinstance(e, dict) and str_or_none(e.get("kind")) in _V1_KINDS
 
 
-_EVENT_FIELDS = ("source", "args", "extras", "message", "content", "cause")
+_EVENT_FIELDS = ("source", "args", "extras", "message", "content", "cause", "thought", "command", "code")
+
+
+_META = frozenset({"action", "observation", "id", "timestamp", "source", "cause", "message", "tool_call_metadata",
+                   "llm_metrics", "is_confirmed", "security_risk", "keep_prompt", "kernel_init_code", "blocking",
+                   "hidden", "confirmation_state", "images_urls", "wait_for_response"})
+"""An action's own fields that are not what the model asked for (runtime bookkeeping)."""
+
+
+def _args(e: dict[str, Any], path: Path) -> tuple[dict[str, Any], Path]:
+    """An action's arguments and where they are: its ``args``, or, in events written
+    without one (the resolver's output of late 2024: the action's fields at the top),
+    the action's own fields but its bookkeeping."""
+    if isinstance(e.get("args"), dict):
+        return e["args"], path + ("args",)
+    if "args" in e:
+        return {}, path + ("args",)
+    top = {k: v for k, v in e.items() if k not in _META}
+    if "wait_for_response" in e:
+        top["wait_for_response"] = e["wait_for_response"]
+    return top, path
 
 
 def _is_event(e: Any) -> bool:
@@ -190,7 +210,9 @@ class _EventReader:
                                              "openhands_observation": i in self.observed})
 
     def action(self, e: dict[str, Any], path: Path) -> None:
-        b, args = self.b, as_dict(e.get("args"))
+        b = self.b
+        args, args_path = _args(e, path)
+        self.previous = None
         tcm = e.get("tool_call_metadata") if isinstance(e.get("tool_call_metadata"), dict) else None
         action = str_or_none(e.get("action"))
         text = str_or(args.get("content"), str_or(e.get("message")))
@@ -203,7 +225,7 @@ class _EventReader:
                 role = "assistant" if args.get("wait_for_response") is True else "user"
             else:
                 role = "user" if source == "user" else "assistant"
-            b.add(Message(role=role, content=text), [path + ("args", "content")] if "content" in args else (), path)
+            b.add(Message(role=role, content=text), [args_path + ("content",)] if "content" in args else (), path)
         elif tcm is not None:
             call_id = str(tcm.get("tool_call_id") or "")
             call = ToolCall(id=call_id, name=str(tcm.get("function_name") or action or ""),
@@ -226,7 +248,7 @@ class _EventReader:
             b.add(Message(role="assistant", content=thought, tool_calls=(call,)), (), path)
             self.call_of_event[key] = call
             self.synthetic += 1
-            self.previous = (path, call) if len(path) == len(self.base) + 2 else None
+            self.previous = (path, call)
 
     def observation(self, e: dict[str, Any], path: Path) -> None:
         b = self.b
@@ -254,8 +276,14 @@ class _EventReader:
         cause = e.get("cause")
         if isinstance(cause, (int, str)) and not isinstance(cause, bool) and cause in self.call_of_event:
             return self.call_of_event.pop(cause)
-        if self.previous is not None and self.previous[0][:-1] == path[:-1]:
-            return self.previous[1]
+        if self.previous is not None and "cause" not in e:
+            before, call = self.previous
+            pair = len(before) == len(self.base) + 2 and before[:-1] == path[:-1]  # [action, observation]
+            # a flat history of events without ids or causes (the resolver's output.jsonl
+            # of late 2024): the observation right after an action answers it
+            flat = len(before) == len(path) and before[:-1] == path[:-1] and path[-1] == before[-1] + 1
+            if pair or flat:
+                return call
         return None
 
 

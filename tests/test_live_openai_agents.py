@@ -142,11 +142,23 @@ def test_in_a_real_runner_each_item_is_edited_once(monkeypatch) -> None:
     assert len(edits) <= cleared + 2  # once per cleared output over the whole run (32 calls)
 
 
-def test_clear_tool_inputs_is_refused_when_the_filter_is_built() -> None:
-    for config in (tc.AnthropicClearToolUsesConfig(clear_tool_inputs=True),
-                   tc.LangChainClearToolUsesConfig(clear_tool_inputs=True)):
-        with pytest.raises(tc.ConfigError, match="clear_tool_inputs"):
-            call_model_input_filter(config)
+@pytest.mark.parametrize("config", [
+    tc.AnthropicClearToolUsesConfig(trigger_input_tokens=3000, keep_tool_uses=3, clear_tool_inputs=True),
+    tc.AnthropicClearToolUsesConfig(trigger_input_tokens=3000, keep_tool_uses=2, clear_tool_inputs=("read_file",)),
+    tc.LangChainClearToolUsesConfig(trigger=2000, keep=3, clear_tool_inputs=True)], ids=["anthropic", "named",
+                                                                                      "langchain"])
+def test_clear_tool_inputs_runs_live_and_the_model_is_sent_the_emptied_arguments(config) -> None:
+    """Clearing tool inputs in a real Runner: each function_call item the model is sent
+    holds the arguments the policy left (``{}`` once cleared), and every call's context
+    equals the per-call replay's, arguments included."""
+    model, reports, result = run_agent(config)
+    items = json.loads(json.dumps(result.to_input_list(), default=str))
+    run = restored(read(items))
+    assert_live_equals_replay([read(s) for s in model.seen], run, config, persist=False)
+    last = model.seen[-1]
+    emptied = [i for i in last if i.get("type") == "function_call" and i["arguments"] == "{}"]
+    assert len(emptied) >= CALLS // 2
+    assert all(i["arguments"] != "{}" for i in items if i.get("type") == "function_call")  # the SDK's own kept
 
 
 def test_an_item_shown_changed_then_as_it_was_is_sent_as_the_sdk_gave_it() -> None:

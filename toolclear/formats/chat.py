@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import TranscriptError
 from ..model import Message, ToolCall, Transcript, Usage
+from ..policies.langchain import langchain_facts
 from ._base import (
     Builder,
     FormatReader,
@@ -334,9 +335,13 @@ def read_openai(doc: Document, conv: Conversation, b: Builder, *, eino: bool) ->
         if role == "tool":
             tool_name = _str_or_empty(doc, m, "tool_name", path) or name or b.tool_name_for(call_id)
             name = ""
+        # a list of parts: what LangChain counts of it (each image a flat cost, other parts
+        # by their repr) is not the text read here, so its count is kept beside the text
+        meta = (langchain_facts(raw_content, content, m.get("name"), None, None)
+                if isinstance(raw_content, list) else None)
         b.add(
             Message(role=role, content=content, tool_calls=calls, tool_call_id=call_id,
-                    tool_name=tool_name, name=name),
+                    tool_name=tool_name, name=name, meta=meta),
             [path + ("content",)],
             path,
         )

@@ -16,10 +16,10 @@ from itertools import compress
 from operator import eq, is_not
 from typing import Any
 
-from ..errors import ConfigError, TranscriptError
+from ..errors import TranscriptError
 from ..formats._base import Binding, Builder
 from ..formats._doc import Document, parse
-from ..formats.responses import OpenAIResponsesFormat, read_item
+from ..formats.responses import CALLS, OpenAIResponsesFormat, read_item
 from ..model import Transcript
 from ..result import Result
 from ._live import Conversation, Live
@@ -170,6 +170,10 @@ class _ItemsLive(Live):
         same = state.same  # items known equal to the previous call's, by the comparison that read them
         todo: list[int] = []
         for i in changed:  # the same edit of an equal item at the same place as on the previous call: its copy
+            if shown[i].tool_calls != before[i].tool_calls:  # clear_tool_inputs: the call items' arguments
+                end = starts[i + 1] if i + 1 < len(starts) else len(items)
+                _clear_arguments(shown[i], value, edited, items, starts[i], end)
+                continue
             j = starts[i]
             hit = get(j)
             # the SDK hands over new dicts on every call: matched by value (their strings are shared)
@@ -185,6 +189,25 @@ class _ItemsLive(Live):
                 edited[j] = _set(edited[j] if edited[j] is not items[j] else value[j], path[1:], new)
                 if j in at:
                     copies[j] = (value[j], shown[at[j]], edited[j])
+
+
+def _clear_arguments(message: Any, value: list[Any], edited: list[Any], items: Sequence[Any], start: int,
+                     end: int) -> None:
+    """Write an assistant message's new call arguments (Anthropic's ``clear_tool_inputs``)
+    into its call items: a function call's ``arguments``, a custom tool call's ``input``
+    (both strings). The structured inputs of the SDK's other tools (a shell call's
+    ``action``, an apply_patch ``operation``) have required fields, so they are sent as
+    they were."""
+    new_args = {c.id: c.arguments for c in message.tool_calls}
+    for j in range(start, end):
+        item = edited[j] if edited[j] is not items[j] else value[j]
+        if not isinstance(item, dict):
+            continue
+        field = CALLS.get(str(item.get("type")))
+        call_id = str(item.get("call_id") or item.get("callId") or item.get("id") or "")
+        if field in ("arguments", "input") and call_id in new_args and isinstance(item.get(field), str) \
+                and item[field] != new_args[call_id]:
+            edited[j] = {**item, field: new_args[call_id]}
 
 
 def _set(value: Any, path: Sequence[Any], new: Any) -> Any:
@@ -203,9 +226,6 @@ def call_model_input_filter(config: Any, *, on_result: Callable[[Result], None] 
                             backend: Any = None, tools: Sequence[Any] = ()) -> Callable[[Any], Any]:
     """A ``call_model_input_filter`` running ``config`` (any toolclear policy) on the
     items of each model call; ``on_result`` receives each call's ``Result``."""
-    if getattr(config, "clear_tool_inputs", False):
-        raise ConfigError("clear_tool_inputs: the Agents SDK's items are written back in their own shape, which "
-                          "keeps a call's arguments; turn clear_tool_inputs off for call_model_input_filter")
     live = _ItemsLive(config, on_result=on_result, counter=counter, backend=backend, tools=tools, per_call=True)
 
     def filter_input(data: Any) -> Any:

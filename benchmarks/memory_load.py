@@ -93,6 +93,41 @@ def run(size_mb: int = 200, profile: str = "typical") -> dict[str, float]:
         return measure(path)
 
 
+def write_tiny(path: Path, messages: int = 200_000) -> None:
+    """The worst case per byte: eino JSON Lines of tiny messages (a call, its two-letter
+    result, a user turn, a one-letter reply: about 50 bytes a message)."""
+    with open(path, "w", encoding="utf-8") as fh:
+        for i in range(messages):
+            k = i % 4
+            rec: dict[str, object] = (
+                {"role": "assistant", "tool_calls": [{"id": f"{i}", "function": {"name": "ls"}}]} if k == 0
+                else {"role": "tool", "tool_call_id": f"{i - 1}", "content": "ok"} if k == 1
+                else {"role": "user", "content": "go"} if k == 2 else {"role": "assistant", "content": "k"})
+            fh.write(json.dumps(rec, separators=(",", ":")) + "\n")
+
+
+def inspect_tiny(messages: int = 200_000) -> dict[str, float]:
+    """Peak RSS of ``toolclear inspect`` (the verdict included) on ``write_tiny``'s file,
+    in a fresh process, against the file's size."""
+    import resource
+    import time
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "tiny.jsonl"
+        write_tiny(path, messages)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "toolclear", "inspect", str(path)], capture_output=True, check=True,
+                       cwd=ROOT)
+        seconds = time.perf_counter() - t0
+        peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        if peak_kb <= before:  # an earlier child peaked higher: this figure is not this run's
+            raise RuntimeError("run inspect_tiny before other child processes")
+        size = path.stat().st_size
+        return {"file_mb": size / 2**20, "messages": messages, "seconds": seconds, "peak_mb": peak_kb / 1024,
+                "peak_over_file": peak_kb * 1024 / size}
+
+
 def main() -> None:
     size = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 200
     profile = "emoji" if "--emoji" in sys.argv else "typical"

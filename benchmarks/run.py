@@ -397,9 +397,12 @@ def browser_10k(data: bytes, own_work: float) -> list[Row]:
 
 
 def memory() -> list[Row]:
-    from memory_load import run
+    from memory_load import inspect_tiny, run
 
     rows = []
+    tiny = inspect_tiny()
+    rows.append((f"inspect {tiny['messages']:,} tiny messages ({tiny['file_mb']:.1f} MB): peak RSS",
+                 f"{tiny['peak_mb']:,.0f} MB = {tiny['peak_over_file']:.0f} x, {tiny['seconds']:.0f} s", "<= 30 x"))
     for profile in ("typical", "emoji"):
         r = run(200, profile)
         label = "mostly ASCII" if profile == "typical" else "an emoji in every result (worst case)"

@@ -360,3 +360,37 @@ def test_openhands_resolver_output_of_late_2024_pairs_each_observation_with_its_
     assert len(reduced.cleared_indices) >= 5
     back = tc.load_all(tc.dump(second, reduced.messages), name="output.jsonl")[1]
     assert [m.content for m in back.messages] == [m.content for m in reduced.messages]
+
+
+@pytest.mark.parametrize("path", [p for p in CORPUS_FILES if p.suffix == ".jsonl"], ids=corpus_id)
+def test_json_lines_read_the_same_with_orjson_and_with_the_stdlib(path, monkeypatch) -> None:
+    """orjson reads JSON Lines where installed (shared key strings, faster); a line it
+    refuses is read by the stdlib. Without orjson every file reads the same."""
+    from toolclear.formats import _doc
+
+    assert _doc._fast_loads is not None  # the test environment has it: both roads are taken here
+    fast = tc.load_all(path)
+    monkeypatch.setattr(_doc, "_fast_loads", None)
+    slow = tc.load_all(path)
+    assert [(t.id, t.messages, t.warnings, t.notes) for t in fast] == [(t.id, t.messages, t.warnings, t.notes)
+                                                                     for t in slow]
+
+
+def test_lines_orjson_refuses_are_read_by_the_stdlib(monkeypatch) -> None:
+    """NaN, a lone surrogate escape, an integer past 64 bits: read as the stdlib reads
+    them; bad JSON refused with the stdlib's own words, with orjson or without."""
+    from toolclear.formats import _doc
+
+    lines = ['{"role": "user", "content": "a", "x": NaN}', '{"role": "tool", "content": "\\ud800", "tool_call_id": "1"}',
+             '{"role": "assistant", "content": "b", "n": 123456789012345678901234567890}',
+             '{"role": "user", "content": "c"}']
+    t = tc.load(("\n".join(lines) + "\n").encode(), name="t.jsonl")
+    assert [m.content for m in t.messages] == ["a", "\ud800", "b", "c"]
+    bad = ("\n".join(lines[:3] + ['{"role": oops}'] + lines[3:]) + "\n").encode()
+    errors = []
+    for fast in (_doc._fast_loads, None):
+        monkeypatch.setattr(_doc, "_fast_loads", fast)
+        with pytest.raises(TranscriptError) as caught:
+            tc.load(bad, name="t.jsonl")
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1] and "line 4: column 10" in errors[0]

@@ -188,7 +188,7 @@ class ToolCall:
             name=_str_field(fn, "name", f"{path}.function"),
             arguments=_str_field(fn, "arguments", f"{path}.function"),
             type=_str_field(d, "type", path),
-            _raw=dict(d),
+            _raw=d if type(d) is dict else dict(d),  # the reader's own dict, never changed: not copied
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -230,7 +230,7 @@ results): kept in place, empty, so indices line up with the history; 0 tokens.""
 class Message:
     """One message as the policy sees it.
 
-    ``_raw`` keeps the dict it came from (for lossless ``to_dict``); ``_memo`` caches what
+    ``_raw`` keeps the dict it came from, not a copy (for lossless ``to_dict``); ``_memo`` caches what
     is computed from the message alone (its token count per counter, its cleared copy),
     which is safe because a message never changes.
     """
@@ -320,7 +320,7 @@ class Message:
             tool_call_id=_str_field(d, "tool_call_id", path),
             tool_name=_str_field(d, "tool_name", path),
             name=_str_field(d, "name", path),
-            _raw=dict(d),
+            _raw=d if type(d) is dict else dict(d),  # the reader's own dict, never changed: not copied
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -65,17 +65,6 @@ examples:
   toolclear reduce run.json --policy swe-agent:n=3 --replay -o reduced.json
   toolclear reduce run.json --policy eino-reduction:threshold=100000 --offload-dir saved/ -o reduced.json
 
-policies (--policy NAME[:option=value,...]; lists as a|b):
-  eino            eino's clear-tool-result (default): threshold, keep, placeholder, exclude
-  eino-reduction  eino's reduction middleware: max_tokens_for_clear (threshold), clear_retention_suffix_limit
-                  (keep), clear_at_least_tokens, clear_exclude_tools (exclude), max_length_for_trunc,
-                  skip_truncation, skip_clear, tool_config (JSON), root_dir, read_file_tool_name, language;
-                  saves files under --offload-dir (or set skip_truncation=true)
-  anthropic       clear_tool_uses_20250919: trigger_input_tokens (threshold), trigger_tool_uses,
-                  keep_tool_uses (keep), clear_at_least_input_tokens, exclude_tools, clear_tool_inputs
-  langchain       ClearToolUsesEdit: trigger, clear_at_least, keep, clear_tool_inputs, exclude_tools, placeholder
-  masking         keep_last (keep), placeholder, polling, keep_first, unit (results|messages);
-                  presets: openhands (attention_window), swe-agent (n, polling)
 """
 _COMPARE_EXAMPLES = """\
 examples:
@@ -254,7 +243,7 @@ def _parser() -> _Parser:
         help="clear old tool results and write the transcript back in its own format",
         description="Apply the policy and write the reduced transcript in the input's own format. "
         "On a file holding several conversations, every conversation (or just --conversation) is reduced.",
-        epilog=_REDUCE_EXAMPLES,
+        epilog=_REDUCE_EXAMPLES + _policies_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     red.add_argument("-o", "--output", metavar="OUT", help="where to write (default: standard output)")
@@ -1183,6 +1172,29 @@ def _policies(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> i
     lines.append("Use: --policy NAME[:option=value,...], lists as a|b or JSON, e.g. anthropic:trigger=50000,keep=5")
     stdout.write(("\n".join(terminal_text(line) for line in lines) + "\n").encode("utf-8", "replace"))
     return 0
+
+
+def _policies_epilog() -> str:
+    """Every registered policy (plugins too) and its option names, for ``--help``: from the
+    registry, so a new policy is listed with nothing written here."""
+    import textwrap
+    from dataclasses import fields
+
+    from .policies import registered
+
+    lines = ["", "policies (--policy NAME[:option=value,...]; lists as a|b; 'toolclear policies' shows defaults):"]
+    for spec in registered():
+        short = {v: k for k, v in spec.aliases.items()}
+        base = spec.presets[0].make()
+        names = [f.name + (f" ({short[f.name]})" if f.name in short else "") for f in fields(base)
+                 if not f.name.startswith("_")]
+        text = spec.presets[0].label + ": " + ", ".join(names)
+        if len(spec.presets) > 1:
+            text += "; presets: " + ", ".join(p.name for p in spec.presets[1:])
+        wrapped = textwrap.wrap(text, 100, break_on_hyphens=False)
+        lines.append(f"  {spec.name:<15} {wrapped[0]}")
+        lines += [" " * 18 + w for w in wrapped[1:]]
+    return "\n".join(lines) + "\n"
 
 
 def _plain_option(value: Any) -> Any:

@@ -163,8 +163,10 @@ def test_the_families_stand_side_by_side_on_one_floor() -> None:
         used = imports_of(ROOT / (base.replace(".", "/") + ".py"), "toolclear")
         assert not used - FLOOR, (base, used - FLOOR)
     registry = imports_of(pkg / "__init__.py", "toolclear.policies")
-    assert {f"toolclear.policies.{f}" for f in FAMILIES} <= registry
-    assert not registry - FLOOR - HELPERS - {f"toolclear.policies.{f}" for f in FAMILIES}, registry
+    import toolclear.policies as policies
+
+    assert set(FAMILIES) <= set(policies.FAMILIES)  # loaded by name, one line each
+    assert not registry - FLOOR - HELPERS, registry
 
 
 def test_nothing_outside_the_policies_asks_a_config_its_class() -> None:
@@ -188,15 +190,22 @@ def test_nothing_outside_the_policies_asks_a_config_its_class() -> None:
     assert not offenders, offenders
 
 
-def test_the_built_in_names_are_the_literals() -> None:
-    """``PolicyName`` and ``PresetName`` (what type checkers see) are the registry's own."""
-    from typing import get_args
+def test_a_built_in_policy_is_its_module_and_one_line_of_the_registry() -> None:
+    """Every module of toolclear/policies that ends in a SPEC is listed in FAMILIES (one
+    line each), in BUILT_IN in that order, and nothing else names the built-ins."""
+    import importlib
+    import pkgutil
 
-    from toolclear.policies import PolicyName, PresetName
+    import toolclear.policies as pkg
 
-    assert get_args(PolicyName) == tuple(s.name for s in BUILT_IN)
-    assert get_args(PresetName) == tuple(p.name for s in BUILT_IN for p in s.presets)
-    assert set(get_args(PresetName)) <= set(preset_names())
+    with_spec = [m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_")
+                 and hasattr(importlib.import_module(f"toolclear.policies.{m.name}"), "SPEC")]
+    assert sorted(with_spec) == sorted(pkg.FAMILIES)
+    assert [s.name for s in BUILT_IN] == [importlib.import_module(f"toolclear.policies.{m}").SPEC.name
+                                          for m in pkg.FAMILIES]
+    assert set(p.name for s in BUILT_IN for p in s.presets) <= set(preset_names())
+    source = (Path(pkg.__file__)).read_text()
+    assert all(source.count(f'"{m}"') == 1 for m in pkg.FAMILIES)
 
 
 def test_one_result_type_for_every_policy_and_mode() -> None:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import replace
-from typing import Any, Literal, get_args
+from importlib import import_module
+from typing import Any, get_args
 
 from ..errors import ConfigError
-from . import anthropic, eino_clear, eino_reduction, langchain, masking, openai_trimmer
 from ._spec import Knob, PolicyInfo, PolicySpec, Preset, SliderUnit
 
 __all__ = ["BUILT_IN", "ENTRY_POINT_GROUP", "Knob", "PolicyInfo", "PolicyName", "PolicySpec", "Preset", "PresetName",
@@ -23,14 +23,23 @@ __all__ = ["BUILT_IN", "ENTRY_POINT_GROUP", "Knob", "PolicyInfo", "PolicyName", 
 
 ENTRY_POINT_GROUP = "toolclear.policies"
 
-PolicyName = Literal["eino", "eino-reduction", "anthropic", "langchain", "masking", "openai-trimmer"]
-"""toolclear's own policy families, by the name each ``SPEC`` gives (a plugin adds its own)."""
-PresetName = Literal["eino", "eino-reduction", "anthropic", "langchain", "masking", "openhands", "swe-agent",
-                     "openai-trimmer"]
-"""What ``--policy`` and the app's picker take for the built-in policies (a family's presets)."""
+FAMILIES = (
+    "eino_clear",
+    "eino_reduction",
+    "anthropic",
+    "langchain",
+    "masking",
+    "openai_trimmer",
+)
+"""toolclear's own policies, one module each (ending in its ``SPEC``): a new policy is a
+module here and its name on one line of this tuple, nothing else."""
 
-BUILT_IN: tuple[PolicySpec, ...] = (eino_clear.SPEC, eino_reduction.SPEC, anthropic.SPEC, langchain.SPEC, masking.SPEC,
-                                    openai_trimmer.SPEC)
+PolicyName = str
+"""A policy family's name, as its ``SPEC`` gives it (``registered()`` lists them)."""
+PresetName = str
+"""What ``--policy`` and the app's picker take (``preset_names()`` lists them)."""
+
+BUILT_IN: tuple[PolicySpec, ...] = tuple(import_module(f"{__name__}.{module}").SPEC for module in FAMILIES)
 """toolclear's own policies, in the order the app and the CLI list them."""
 
 _ADDED: dict[str, PolicySpec] = {}

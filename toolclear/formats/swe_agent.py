@@ -29,7 +29,9 @@ def _swe_meta(m: dict[str, Any]) -> dict[str, Any] | None:
     ``message_type``, ``is_demo`` and ``tags``, and what its mask would say (the lines of
     its text, the images it holds)."""
     if not any(k in m for k in ("message_type", "is_demo", "tags")):
-        return None
+        # older trajectories: only the entry's own role (an observation read as a tool
+        # result is a user turn to SWE-agent's history processors)
+        return {"role": m["role"]} if isinstance(m.get("role"), str) else None
     content = m.get("content")
     lines = images = 0
     if isinstance(content, str):
@@ -42,6 +44,7 @@ def _swe_meta(m: dict[str, Any]) -> dict[str, Any] | None:
                 images += 1
     tags = m.get("tags")
     return {
+        "role": m.get("role") if isinstance(m.get("role"), str) else None,  # the entry's own (a result may be read as tool)
         "message_type": m.get("message_type") if isinstance(m.get("message_type"), str) else None,
         "is_demo": bool(m.get("is_demo")),
         "tags": tuple(t for t in tags if isinstance(t, str)) if isinstance(tags, list) else (),

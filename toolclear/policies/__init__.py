@@ -30,6 +30,8 @@ FAMILIES = (
     "langchain",
     "masking",
     "openai_trimmer",
+    "swe_agent_remove_regex",
+    "swe_agent_closed_window",
 )
 """toolclear's own policies, one module each (ending in its ``SPEC``): a new policy is a
 module here and its name on one line of this tuple, nothing else."""

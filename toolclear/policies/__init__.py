@@ -32,6 +32,7 @@ FAMILIES = (
     "openai_trimmer",
     "swe_agent_remove_regex",
     "swe_agent_closed_window",
+    "claude_code_microcompact",
 )
 """toolclear's own policies, one module each (ending in its ``SPEC``): a new policy is a
 module here and its name on one line of this tuple, nothing else."""

@@ -19,6 +19,11 @@ def big_result(path: str) -> str:
 
 def expected_contexts(run: Sequence[tc.Message], config: Any, persist: bool) -> list[list[tc.Message]]:
     """What each model call of ``run`` receives when the policy runs before it."""
+    from toolclear.policies import spec_for
+
+    if spec_for(config).stateful:  # defined call by call: the run replayed up to each call
+        return [list(tc.replay(run[:call], config).messages) for call in
+                [i for i, m in enumerate(run) if m.role == "assistant"]]
     out, state = [], []
     for call in [i for i, m in enumerate(run) if m.role == "assistant"]:
         history = state + list(run[len(state):call]) if persist else list(run[:call])

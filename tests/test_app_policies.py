@@ -8,6 +8,7 @@ import pytest
 
 import toolclear as tc
 from toolclear import lab, report
+from toolclear.inspector.policy_views import policy_choices
 
 from .conftest import CORPUS
 from .test_app import FIRST_SAMPLE, metrics, show, start
@@ -55,7 +56,10 @@ def test_each_policy_shows_the_librarys_numbers(label: str, mode: str) -> None:
     assert s["cleared"] > 0  # the settings above do something on the sample
 
 
-@pytest.mark.parametrize("label", list(KINDS))
+EVERY = list(policy_choices())  # the picker's, from the registry: a new policy is tested here too
+
+
+@pytest.mark.parametrize("label", EVERY)
 def test_every_view_opens_for_every_policy(label: str) -> None:
     at = pick(start(), label)
     for view in ("Replay", "Messages", "Parameter sweep", "Compare", "Export", "Token usage"):

@@ -77,3 +77,15 @@ def test_the_benchmarks_print_their_options_and_run_one_group() -> None:
     assert done.returncode == 0, done.stderr
     rows = [line for line in done.stdout.splitlines() if line.startswith("| ") and "what" not in line]
     assert len(rows) == 1 and "cost() with images" in rows[0]
+
+
+def test_the_policy_table_holds_every_built_in_policy() -> None:
+    """docs/policies.md's table of dollars and losses on the same real runs
+    (scripts/policy_table.py) has a row for every built-in policy."""
+    from toolclear.policies import BUILT_IN
+
+    text = (ROOT / "docs" / "policies.md").read_text()
+    table = text[text.index("| `--policy` | net $ saved |"):]
+    rows = [line.split("`")[1].split(":")[0] for line in table.splitlines()[2:] if line.startswith("| `")]
+    presets = {p.name: s.name for s in BUILT_IN for p in s.presets}
+    assert {presets[r] for r in rows} == {s.name for s in BUILT_IN}

@@ -27,6 +27,8 @@ CONFIGS = {
     "swe-agent": tc.ObservationMaskingConfig.swe_agent(4),
     "langchain": tc.LangChainClearToolUsesConfig(trigger=2000, keep=3),
     "anthropic": tc.AnthropicClearToolUsesConfig(trigger_input_tokens=3000, keep_tool_uses=3),
+    # toolclear's own: clears only when they pay back their cache rewrite within the horizon
+    "cache-aware": tc.parse_policy("cache-aware:base=anthropic,threshold=3000,keep=3,clear_at_least=0,horizon=20"),
 }
 
 

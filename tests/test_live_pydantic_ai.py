@@ -112,3 +112,10 @@ def test_counts_are_cached_across_calls() -> None:
     # every message is counted about once, not once per call (~CALLS^2 / 2 of them)
     assert len(counted) < 6 * CALLS, len(counted)
     assert json.dumps(counted)  # plain strings
+
+
+def test_cache_aware_is_refused_where_the_edits_are_kept() -> None:
+    """pydantic-ai keeps what a history processor returns: cache-aware, decided on the
+    raw history call by call, says so in one line instead of deciding on edited history."""
+    with pytest.raises(tc.ConfigError, match="per call"):
+        history_processor(tc.parse_policy("cache-aware"))

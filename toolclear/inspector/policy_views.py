@@ -308,6 +308,9 @@ def _takes(config: Any, field: str, value: int) -> bool:
 def render_policy_sweep(kind: str, t: tc.Transcript, config: Any, mode: str, counter: str, files: bool,
                         digest: str) -> None:
     knobs = knobs_for(kind)
+    if not knobs:
+        st.info("This policy has no number to sweep: the Replay and Compare views show what it does.")
+        return
     if len(knobs) < 2:
         st.info("This policy has one main number; the chart below sweeps it.")
     sizes = _sizes(t, counter)

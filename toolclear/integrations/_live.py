@@ -23,7 +23,8 @@ from operator import is_
 from typing import Any
 
 from ..counters import get_counter
-from ..lab import apply, policy_name
+from ..errors import ConfigError
+from ..lab import apply, policy_name, replay
 from ..model import Message
 from ..policies import spec_for
 from ..policies._engine import _visible
@@ -142,7 +143,11 @@ class Live:
         self.config, self.counter, self.on_result = config, counter, on_result
         self.backend, self.tools, self.per_call = backend, tuple(tools), per_call
         self.lock = threading.Lock()
-        self.advanced = on_result is None and (
+        self.stateful = spec_for(config).stateful  # defined call by call: one engine per conversation
+        if self.stateful and not per_call:
+            raise ConfigError(f"{name} decides each call on the history as the agent recorded it, which an agent "
+                              "that keeps the edits no longer holds: run it per call (persist=False)")
+        self.advanced = self.stateful or on_result is None and (
             name in ("eino", "anthropic", "langchain", "masking") if per_call else name == "eino")
         self._conversations: OrderedDict[Any, tuple[tuple[Any, ...], Conversation]] = OrderedDict()
 
@@ -170,7 +175,10 @@ class Live:
         return self.conversation(tuple(map(id, anchors)), anchors)
 
     def run(self, messages: Sequence[Message]) -> Result:
-        result = apply(messages, self.config, self.backend, self.tools, counter=self.counter)
+        if self.stateful:  # what a call is sent depends on the calls before: the run replayed up to it
+            result = replay(messages, self.config, backend=self.backend, tools=self.tools, counter=self.counter)
+        else:
+            result = apply(messages, self.config, self.backend, self.tools, counter=self.counter)
         if self.on_result is not None:
             self.on_result(result)
         return result
@@ -178,7 +186,10 @@ class Live:
     def shown(self, messages: Sequence[Message], conv: Conversation | None = None) -> Sequence[Message]:
         """What the model is shown instead of ``messages`` (eino's processed flags included)."""
         if conv is not None and conv.growing is not None:
-            return conv.growing(messages)
+            out = conv.growing(messages)
+            if self.stateful and self.on_result is not None:
+                self.run(messages)  # the report: the run replayed up to this call (what the engine says)
+            return out
         return self.run(messages).messages
 
     @staticmethod

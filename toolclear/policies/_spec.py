@@ -102,6 +102,10 @@ class PolicySpec:
     """Short option names in a ``--policy`` spec -> the config's field names."""
     sticky: bool = False
     """Its edits stay in the agent's history (eino's); else each call starts afresh."""
+    stateful: bool = False
+    """What it does at a call depends on what it did at the calls before (cache-aware's
+    held-back clears): only its replay, call by call, says what a call is sent, and a
+    live adapter keeps one engine across the calls of a conversation."""
     exports: tuple[str, ...] = ()
     """What the Export view writes for it besides toolclear's own snippet (a framework's
     settings: "go", "anthropic-json", "python", "toml", "yaml")."""

@@ -115,6 +115,12 @@ def policies_100k(msgs: tuple[Message, ...], floor: float) -> list[Row]:
                                                                                clear_tool_inputs=True), None),
         ("masking, OpenHands preset", tc.ObservationMaskingConfig.openhands(), None),
         ("masking, SWE-agent preset", tc.ObservationMaskingConfig.swe_agent(), None),
+        ("OpenAI Agents SDK ToolOutputTrimmer", tc.parse_policy("openai-trimmer"), None),
+        ("SWE-agent RemoveRegex", tc.parse_policy("swe-agent-remove-regex"), None),
+        ("SWE-agent ClosedWindowHistoryProcessor", tc.parse_policy("swe-agent-closed-window"), None),
+        ("Claude Code microcompact (10 min gap)", tc.parse_policy("claude-code-microcompact:gap=10"), None),
+        ("cache-aware over Anthropic", tc.parse_policy("cache-aware:base=anthropic"), None),
+        ("cache-aware over eino, no clear_at_least", tc.parse_policy("cache-aware:base=eino,clear_at_least=0"), None),
     ]
     for name, config, backend in configs:
         t, _ = timed(lambda c=config, b=backend: tc.replay(msgs, c, backend=b() if b else None))

@@ -99,3 +99,43 @@ def test_by_its_registry_name_in_parse_policy_and_the_cli() -> None:
     assert main(["compare", path, "--policy", "cache-aware:base=swe-agent,keep=5", "--policy", "swe-agent:n=5",
                  "--pricing", "claude-sonnet-4-5"], stdout=out, stderr=err) == 0, err.getvalue()
     assert "cache-aware swe-agent" in out.getvalue().decode()
+
+
+def _naive(msgs: list[tc.Message], config: CacheAwareConfig) -> list[int]:
+    """The rule written out plainly, O(n^2): at each call the base policy's view (its own
+    replay up to that call), what differs from what is shown, and the decision; returns
+    the tokens each call is sent."""
+    from toolclear.policies.eino_clear import model_calls
+
+    base = config.base_config()
+    shown = list(msgs)
+    sent = []
+    for call in model_calls(msgs):
+        wanted = list(tc.replay(msgs[:call], base).messages)
+        pending = [i for i in range(call) if wanted[i] is not shown[i] and wanted[i] != shown[i]]
+        if pending:
+            removed = sum(tc.count_tokens([shown[i]])[0] - tc.count_tokens([wanted[i]])[0] for i in pending)
+            suffix = sum(tc.count_tokens(wanted[pending[0]:call]))
+            pays = removed * config.read_multiplier * config.horizon > suffix * (1.25 - config.read_multiplier)
+            if removed >= config.clear_at_least and pays:
+                for i in pending:
+                    shown[i] = wanted[i]
+        sent.append(sum(tc.count_tokens(shown[:call])))
+    return sent
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_kept_sums_decide_as_the_rule_written_out_plainly(seed: int) -> None:
+    """The engine keeps what is pending and the prompt's tokens up to date as edits
+    arrive (a Fenwick tree, so a call costs O(changes log n)): on generated runs it sends
+    what the plain O(n^2) statement of the rule sends, call for call."""
+    import random
+
+    from .test_langchain import generate
+
+    msgs = list(generate(random.Random(seed)))
+    for config in (CacheAwareConfig(base="eino", threshold=200, keep=300, clear_at_least=0, horizon=10),
+                   CacheAwareConfig(base="anthropic", threshold=300, keep=1, clear_at_least=50, horizon=8),
+                   CacheAwareConfig(base="swe-agent", keep=2, clear_at_least=0, horizon=10)):
+        rp = tc.replay(msgs, config)
+        assert [s.context_tokens for s in rp.steps] == _naive(msgs, config), config

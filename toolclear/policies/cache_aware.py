@@ -110,9 +110,43 @@ def _when(m: Message) -> float | None:
         return None
 
 
+class _Sums:
+    """A Fenwick tree of per-message numbers that grows with the run: a range's sum in
+    O(log n), so each call's decision costs what changed, not the whole history."""
+
+    def __init__(self) -> None:
+        self.tree: list[int] = [0]
+
+    def _grow(self, n: int) -> None:
+        while len(self.tree) <= n:
+            k = len(self.tree)  # the new node covers (k - lowbit(k), k]: the sum of that range so far
+            low = k & -k
+            self.tree.append(self._prefix(k - 1) - self._prefix(k - low))
+
+    def add(self, i: int, value: int) -> None:
+        self._grow(i + 1)
+        k = i + 1
+        while k < len(self.tree):
+            self.tree[k] += value
+            k += k & -k
+
+    def _prefix(self, n: int) -> int:
+        total, k = 0, min(n, len(self.tree) - 1)
+        while k > 0:
+            total += self.tree[k]
+            k -= k & -k
+        return total
+
+    def between(self, a: int, b: int) -> int:
+        """The sum over indices a .. b - 1."""
+        return self._prefix(b) - self._prefix(a)
+
+
 class CacheAwareEngine:
     """The base policy's engine, advanced call by call, with its edits held back until
-    they pay (see the module's docstring)."""
+    they pay (see the module's docstring). What is pending (wanted but not shown), the
+    tokens it would remove, and the tokens of the wanted prompt are kept up to date as
+    the base policy's edits arrive, so a call costs O(changes x log n)."""
 
     def __init__(self, messages: Sequence[Message], config: CacheAwareConfig, counter: Any, **kw: Any) -> None:
         # a live adapter hands over its list, read as it grows: kept, not copied
@@ -123,7 +157,11 @@ class CacheAwareEngine:
         self.base = spec_for(base).engine(messages, base, counter, **kw)
         self.wanted: dict[int, Message] = {}  # what the base policy shows instead
         self.shown: dict[int, Message] = {}  # what is sent instead
-        self.counts: dict[int, int] = {}
+        self.pending: dict[int, int] = {}  # wanted but not shown -> tokens it would remove (shown - wanted)
+        self.removed = 0  # their sum
+        self.firsts: list[int] = []  # a heap of pending indices (stale ones skipped)
+        self.prefix = [0]  # the original messages' tokens, prefix sums
+        self.saving = _Sums()  # per message: original tokens - wanted tokens
         self.calls = 0
         self.last_reply: float | None = None
         self.scan = 0
@@ -144,60 +182,81 @@ class CacheAwareEngine:
         if hasattr(self.base, "offset"):
             self.base.offset = value
 
-    @property
-    def prefix(self) -> Any:
-        return getattr(self.base, "prefix", None)
-
     def _count(self, m: Message) -> int:
         from ..counters import count_tokens
 
         return count_tokens([m], self.counter)[0]
 
+    def _original(self, i: int) -> int:
+        return self.prefix[i + 1] - self.prefix[i]
+
     def _tokens(self, i: int, view: dict[int, Message]) -> int:
-        m = view.get(i, self.msgs[i])
-        if m is self.msgs[i]:
-            n = self.counts.get(i)
-            if n is None:
-                n = self.counts[i] = self._count(m)
-            return n
-        return self._count(m)
+        m = view.get(i)
+        return self._original(i) if m is None else self._count(m)
+
+    def _want(self, i: int, new: Message | None) -> None:
+        """The base policy now shows ``new`` (None: the original) for message ``i``."""
+        import heapq
+
+        old = self.wanted.get(i)
+        if new is None:
+            self.wanted.pop(i, None)
+        else:
+            self.wanted[i] = new
+        self.saving.add(i, self._tokens(i, {i: old} if old is not None else {}) - self._tokens(i, self.wanted))
+        self.removed -= self.pending.pop(i, 0)
+        if self.wanted.get(i) is not self.shown.get(i):
+            diff = self._tokens(i, self.shown) - self._tokens(i, self.wanted)
+            self.pending[i] = diff
+            self.removed += diff
+            heapq.heappush(self.firsts, i)
+
+    def _first_pending(self) -> int:
+        import heapq
+
+        while self.firsts[0] not in self.pending:
+            heapq.heappop(self.firsts)
+        return self.firsts[0]
 
     def advance(self, length: int) -> dict[int, Message | None]:
+        from ..counters import count_tokens
+
         msgs, c = self.msgs, self.config
-        for i, new in self.base.advance(length).items():
-            if new is None or new is msgs[i]:
-                self.wanted.pop(i, None)
-            else:
-                self.wanted[i] = new
+        if length > self.scan:
+            for n in count_tokens(msgs[self.scan:length], self.counter):
+                self.prefix.append(self.prefix[-1] + n)
         while self.scan < length:
             m = msgs[self.scan]
             if m.role == "assistant" and (t := _when(m)) is not None:
                 self.last_reply = t
             self.scan += 1
-        pending = sorted(i for i in set(self.wanted) | set(self.shown)
-                         if self.wanted.get(i) is not self.shown.get(i))
+        for i, new in sorted(self.base.advance(length).items()):
+            self._want(i, None if new is None or new is msgs[i] else new)
         self.calls += 1
-        if not pending:
+        if not self.pending:
             return {}
-        removed = sum(self._tokens(i, self.shown) - self._tokens(i, self.wanted) for i in pending)
         reply = msgs[length] if length < len(msgs) else None
         now = _when(reply) if reply is not None and reply.role == "assistant" else None
         cold = now is not None and self.last_reply is not None and now - self.last_reply > self.ttl
         pays = False
-        if not cold and removed > 0:
-            suffix = sum(self._tokens(i, self.wanted) for i in range(pending[0], length))
-            pays = removed * c.read_multiplier * c.horizon > suffix * (self.write - c.read_multiplier)
-        if removed < c.clear_at_least or not (cold or pays):
+        if not cold and self.removed > 0:
+            first = self._first_pending()
+            suffix = self.prefix[length] - self.prefix[first] - self.saving.between(first, length)
+            pays = self.removed * c.read_multiplier * c.horizon > suffix * (self.write - c.read_multiplier)
+        if self.removed < c.clear_at_least or not (cold or pays):
             self.held += 1
             return {}
         delta: dict[int, Message | None] = {}
-        for i in pending:
+        for i in self.pending:
             new = self.wanted.get(i)
             delta[i] = new
             if new is None:
                 self.shown.pop(i, None)
             else:
                 self.shown[i] = new
+        self.pending.clear()
+        self.firsts.clear()
+        self.removed = 0
         self.made += 1
         return delta
 

@@ -179,3 +179,70 @@ def test_it_reaches_the_cli_compare_and_the_corpus(tmp_path) -> None:
     sweep = tc.sweep_corpus(tc.load_corpus(tmp_path), tc.grid(tc.parse_policy("openai-trimmer"),
                                                                threshold=[300, 1000]), engine="serial")
     assert list(sweep.table["policy"]) == ["openai-trimmer"] * 2 and (sweep.table["error"] == "").all()
+
+
+def test_live_in_a_real_runner_over_several_user_turns_it_sends_what_the_real_trimmer_sends() -> None:
+    """A real Runner, several user turns (each a new Runner.run on the last turn's items and
+    a new user message), a model of the SDK's own interface that reads files: once with
+    the real ToolOutputTrimmer as call_model_input_filter, once with toolclear's adapter
+    running openai-trimmer. Every model call receives the same items."""
+    import json as _json
+
+    from agents import Agent, RunConfig, Runner, function_tool
+    from agents.extensions import ToolOutputTrimmer
+    from agents.items import ModelResponse
+    from agents.models.interface import Model
+    from agents.usage import Usage
+    from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
+
+    from tests.live_support import in_thread
+    from toolclear.integrations.openai_agents import call_model_input_filter
+
+    class Reader(Model):
+        """Reads three files per user turn (sizes around the 500-character limit), then answers."""
+
+        def __init__(self) -> None:
+            self.seen: list[Any] = []
+            self.k = 0
+
+        async def get_response(self, system_instructions: Any, input: Any, *a: Any, **kw: Any) -> ModelResponse:
+            items = input if isinstance(input, list) else [{"role": "user", "content": input}]
+            self.seen.append(_json.loads(_json.dumps(items, default=str)))
+            done_here = sum(1 for i in items if isinstance(i, dict) and i.get("type") == "function_call_output"
+                            and i.get("call_id", "").startswith(f"t{self.turn}-"))
+            if done_here < 3:
+                self.k += 1
+                out: list[Any] = [ResponseFunctionToolCall(type="function_call", call_id=f"t{self.turn}-{self.k}",
+                                                           name="read_file", arguments=_json.dumps({"n": self.k}))]
+            else:
+                out = [ResponseOutputMessage(id="m", type="message", role="assistant", status="completed", content=[
+                    ResponseOutputText(type="output_text", text=f"turn {self.turn} done", annotations=[])])]
+            return ModelResponse(output=out, usage=Usage(), response_id=None)
+
+        def stream_response(self, *a: Any, **kw: Any) -> Any:
+            raise NotImplementedError
+
+    @function_tool
+    def read_file(n: int) -> str:
+        """Read a file."""
+        return f"file {n}\n" + "x" * (300 + 97 * n)
+
+    def run(filter_: Any) -> list[Any]:
+        model = Reader()
+        agent = Agent(name="reader", instructions="You read files.", model=model, tools=[read_file])
+        history: list[Any] = []
+        for turn in range(4):
+            model.turn = turn
+            result = in_thread(Runner.run_sync, agent, history + [{"role": "user", "content": f"turn {turn}"}],
+                               run_config=RunConfig(call_model_input_filter=filter_, tracing_disabled=True))
+            history = result.to_input_list()
+        return model.seen
+
+    config = ToolOutputTrimmerConfig(recent_turns=2, max_output_chars=500, preview_chars=120)
+    reference = run(ToolOutputTrimmer(recent_turns=2, max_output_chars=500, preview_chars=120))
+    ours = run(call_model_input_filter(config))
+    assert len(reference) == len(ours) == 16
+    assert ours == reference
+    trimmed = [i for call in reference for i in call if isinstance(i, dict)
+               and str(i.get("output", "")).startswith("[Trimmed:")]
+    assert len(trimmed) >= 10  # the older turns' long outputs were trimmed on later calls

@@ -34,6 +34,7 @@ FAMILIES = (
     "swe_agent_closed_window",
     "claude_code_microcompact",
     "cache_aware",
+    "deepagents_evict",
 )
 """toolclear's own policies, one module each (ending in its ``SPEC``): a new policy is a
 module here and its name on one line of this tuple, nothing else."""

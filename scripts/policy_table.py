@@ -19,7 +19,8 @@ SETTINGS = [
     "eino:threshold=5000,keep=10000", "eino", "eino-reduction:threshold=50000,skip_truncation=true",
     "anthropic:trigger=30000,keep=3", "anthropic", "langchain:trigger=30000,keep=3", "swe-agent:n=5", "openhands",
     "openai-trimmer", "swe-agent-remove-regex", "swe-agent-closed-window", "claude-code-microcompact",
-    "claude-code-microcompact:gap=10", "deepagents-evict", "deepagents-evict:limit=2000",
+    "claude-code-microcompact:gap=10", "deepagents-evict", "deepagents-evict:limit=2000", "anthropic-thinking",
+    "anthropic-thinking:keep=1,trigger=30000",
     "cache-aware:base=anthropic,threshold=30000,keep=3",
     "cache-aware:base=eino,threshold=5000,keep=10000", "cache-aware:base=swe-agent,keep=5",
 ]

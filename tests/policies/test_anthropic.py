@@ -136,7 +136,7 @@ def test_anthropics_trigger_leaves_out_the_thinking_of_earlier_turns() -> None:
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "y" * 400}]},
             {"role": "assistant", "content": [{"type": "text", "text": "done"}]}]
     t = tc.load(text=json.dumps({"messages": body}), format="anthropic")
-    assert t.messages[1].meta == {"thinking": (think,)}
+    assert t.messages[1].meta == {"thinking": (think,), "without_thinking": ""}
     total = sum(tc.count_tokens(t.messages))
     thinking = tc.count_tokens([tc.Message("assistant", think)])[0]
     over = tc.AnthropicClearToolUsesConfig(trigger_input_tokens=total - thinking // 2, keep_tool_uses=0)

@@ -35,6 +35,7 @@ FAMILIES = (
     "claude_code_microcompact",
     "cache_aware",
     "deepagents_evict",
+    "anthropic_thinking",
 )
 """toolclear's own policies, one module each (ending in its ``SPEC``): a new policy is a
 module here and its name on one line of this tuple, nothing else."""

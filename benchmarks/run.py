@@ -119,6 +119,9 @@ def policies_100k(msgs: tuple[Message, ...], floor: float) -> list[Row]:
         ("SWE-agent RemoveRegex", tc.parse_policy("swe-agent-remove-regex"), None),
         ("SWE-agent ClosedWindowHistoryProcessor", tc.parse_policy("swe-agent-closed-window"), None),
         ("Claude Code microcompact (10 min gap)", tc.parse_policy("claude-code-microcompact:gap=10"), None),
+        ("Deep Agents eviction (limit 500)", tc.parse_policy("deepagents-evict:limit=500"), None),
+        ("Anthropic clear_thinking + clear_tool_uses", tc.parse_policy("anthropic-thinking:keep=1,trigger=100000"),
+         None),
         ("cache-aware over Anthropic", tc.parse_policy("cache-aware:base=anthropic"), None),
         ("cache-aware over eino, no clear_at_least", tc.parse_policy("cache-aware:base=eino,clear_at_least=0"), None),
     ]

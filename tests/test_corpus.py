@@ -418,3 +418,20 @@ def test_the_cli_corpus_replays_and_prices_by_default_as_the_page_does(tmp_path)
     code, out, _ = run("corpus", str(tmp_path), "--jobs", "1", "--no-replay")
     header, row = out.decode().splitlines()[:2]
     assert code == 0 and dict(zip(header.split(","), row.split(",")))["dollars"] == ""
+
+
+@pytest.mark.parametrize("name", [p.name for s in tc.policies.BUILT_IN for p in s.presets])
+def test_every_registered_policy_sweeps_a_real_corpus(name, tmp_path) -> None:
+    """Each policy of the registry, by its name alone, over real Claude Code and SWE-agent
+    runs: a row per run, priced, none failing (a new policy needs nothing here)."""
+    for sub, pattern in (("claude_code", "entire-cli_cc-2.1.7*"), ("swe_agent", "*pydicom*")):
+        for p in (CORPUS / sub).glob(pattern):
+            (tmp_path / p.name).write_bytes(p.read_bytes())
+    config = tc.parse_policy(name)
+    if tc.policies.spec_for(config).needs_backend(config):
+        config = tc.parse_policy(name + ":skip_truncation=true")
+    sweep = tc.sweep_corpus(tc.load_corpus(tmp_path), [config], engine="serial", pricing="claude-sonnet-4-5")
+    assert not sweep.errors
+    table = sweep.table
+    assert len(table) == 2 and table["dollars"].notna().all() and (table["dollars_without_policy"] > 0).all()
+    assert set(table["policy"]) == {tc.policies.spec_for(config).name}

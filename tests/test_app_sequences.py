@@ -104,6 +104,8 @@ class Session:
         if self.at.radio(key="page").value != "One run":
             return
         keys = list(knob_keys(self.kind).items())
+        if not keys:  # a policy with no number (SWE-agent's closed windows): nothing to move
+            return
         field, stem = keys[which % len(keys)]
         if exact:
             value = int(fraction * 250_000)

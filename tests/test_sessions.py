@@ -193,3 +193,72 @@ def test_toolclear_app_asks_for_the_picker_only_without_a_file(monkeypatch) -> N
     assert run("app", "--headless")[0] == 0 and seen["env"]["TOOLCLEAR_APP_SESSIONS"] == "1"
     assert run("app", str(CC_SMALL), "--headless")[0] == 0 and "TOOLCLEAR_APP_SESSIONS" not in seen["env"]
     del cli
+
+
+def _resumed(src: Path, dst: Path, mtime: float) -> Path:
+    """What `claude --resume` writes: a new session file holding the calls of the one it
+    resumed (the same message and request ids) under a new session id, then its own."""
+    lines = [json.loads(x) for x in src.read_text().splitlines() if x.strip()]
+    new_id = "resumed-0000-4000-8000-000000000000"
+    for r in lines:
+        if "sessionId" in r:
+            r["sessionId"] = new_id
+    last = next(r for r in reversed(lines) if r.get("type") == "assistant" and isinstance(r.get("message"), dict))
+    extra = json.loads(json.dumps(last))
+    extra["uuid"], extra["parentUuid"] = "resumed-new-call", last.get("uuid")
+    extra["message"]["id"], extra["requestId"] = "msg_resumed_new", "req_resumed_new"
+    lines.append(extra)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    dst.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    os.utime(dst, (mtime, mtime))
+    return dst
+
+
+def _bill_from_the_lines(paths: list[Path]) -> tuple[float, int]:
+    """The bill over raw Claude Code lines, written out plainly: each call (message id and
+    request id) once, with the usage of its last line, at its model's prices."""
+    calls: dict[str, dict] = {}
+    for p in paths:
+        for line in p.read_text().splitlines():
+            r = json.loads(line) if line.strip() else {}
+            m = r.get("message") if isinstance(r, dict) else None
+            if r.get("type") == "assistant" and isinstance(m, dict) and isinstance(m.get("usage"), dict) \
+                    and m.get("model") != "<synthetic>":
+                calls[f"{m['id']}:{r['requestId']}"] = m
+    total = 0.0
+    for m in calls.values():
+        u, p = m["usage"], tc.pricing_for(m["model"])
+        one_h = (u.get("cache_creation") or {}).get("ephemeral_1h_input_tokens", 0)
+        write = u.get("cache_creation_input_tokens", 0)
+        total += (u.get("input_tokens", 0) * p.input + (write - one_h) * p.cache_write
+                  + one_h * (p.cache_write_1h if p.cache_write_1h is not None else p.cache_write)
+                  + u.get("cache_read_input_tokens", 0) * p.cache_read + u.get("output_tokens", 0) * p.output) / 1e6
+    return total, len(calls)
+
+
+def test_a_call_that_a_resumed_session_repeats_is_billed_once_in_totals(home) -> None:
+    """Two real session files sharing calls (a session and its resumption): `sessions`
+    and `advise` bill each call once (as ccusage keys them, message id and request id),
+    equal to the bill written out from the raw lines; each session's own view still shows
+    all its calls, and the output says how many were shared."""
+    from toolclear.advice import advise
+    from toolclear.billing import call_dollars, recorded_total
+    from toolclear.sessions import find_sessions, read_session
+
+    project = home / ".claude" / "projects" / "-Users-alex-cli"
+    resumed = _resumed(project / "86-4e0c91f5c0.jsonl", project / "resumed.jsonl", 1_700_000_400)
+    files = [f for f in find_sessions(agent="Claude Code")]
+    summaries = [read_session(f)[0] for f in files]
+    total = recorded_total(s.call_dollars for s in summaries)
+    want, calls = _bill_from_the_lines([Path(f.path) for f in files])
+    assert total.calls == calls and total.dollars == pytest.approx(want, abs=1e-6)
+    original = tc.load(project / "86-4e0c91f5c0.jsonl")
+    assert total.shared == len(call_dollars(original.messages)) > 10
+    by_path = {s.path: s for s in summaries}
+    assert by_path[str(resumed)].model_calls == sum(m.role == "assistant" for m in original.messages) + 1
+    assert sum(s.recorded_dollars for s in summaries) > total.dollars  # what summing the files would bill
+    code, out, err = run("sessions", "--agent", "claude")
+    assert code == 0, err
+    assert f"{total.shared:,} calls that resumed sessions repeat are counted once" in out
+    (advice,) = [a for a in advise(recent=10) if a.agent == "Claude Code"]
+    assert advice.recorded_dollars == total.dollars and advice.shared_calls == total.shared

@@ -51,11 +51,15 @@ class AgentAdvice:
     """(title, language, code) of the best setting in its own framework's form."""
     errors: tuple[tuple[str, str], ...] = ()
     table: Any = field(default=None, repr=False, compare=False)
+    shared_calls: int = 0
+    """Calls found in more than one of these sessions (a resumed session repeats them),
+    billed once in ``recorded_dollars``."""
 
     def as_dict(self) -> dict[str, Any]:
         return {"agent": self.agent, "sessions": [s.as_dict() for s in self.sessions],
                 "peak_context": self.peak_context, "compactions": self.compactions,
                 "cache_hit_rate": self.cache_hit_rate, "recorded_dollars": self.recorded_dollars,
+                "shared_calls": self.shared_calls,
                 "pays": self.pays, "best": self.best, "dollars_saved": self.dollars_saved, "needed": self.needed,
                 "summary": self.summary,
                 "snippet": dict(zip(("title", "language", "code"), self.snippet)) if self.snippet else None,
@@ -86,11 +90,14 @@ def _one(agent: str, files: list[Any], engine: str, workers: int | None) -> Agen
     configs = [parse_policy(s) for s in ADVISE_SPECS]
     errors = [(s.path, s.error) for s in summaries if s.error]
     rates = [(s.cache_hit_rate, s.model_calls) for s in readable if s.cache_hit_rate is not None]
-    dollars = [s.recorded_dollars for s in readable if s.recorded_dollars is not None]
+    from .billing import recorded_total
+
+    total = recorded_total(s.call_dollars for s in readable)  # a call resumed sessions repeat, once
     base = dict(agent=agent, sessions=summaries, peak_context=max((s.peak_context for s in readable), default=0),
                 compactions=sum(s.compactions for s in readable),
                 cache_hit_rate=round(sum(r * n for r, n in rates) / max(1, sum(n for _, n in rates)), 4)
-                if rates else None, recorded_dollars=round(sum(dollars), 6) if dollars else None)
+                if rates else None, recorded_dollars=total.dollars if total.calls else None,
+                shared_calls=total.shared)
     if not readable:
         return AgentAdvice(**base, pays=False, best=None, dollars_saved=0.0, needed=0,  # type: ignore[arg-type]
                            summary="No session could be read.", errors=tuple(errors))

@@ -10,11 +10,11 @@ follow each other within the TTL (said in ``Cost.assumptions``).
 from __future__ import annotations
 
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from itertools import accumulate
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._gc import paused_gc
 from .cache_model import (
@@ -53,7 +53,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["COMPACTION_TEXT", "MAX_PRICE", "PRICING", "SYNTHETIC_MODEL", "CacheKind", "CallCost", "Cost", "Pricing",
-           "cache_resets", "compactions_of", "cost", "pricing_for", "recorded_cost", "thinking_kept"]
+           "RecordedTotal", "cache_resets", "call_dollars", "compactions_of", "cost", "pricing_for", "recorded_cost",
+           "recorded_total", "thinking_kept"]
 
 
 @dataclass(frozen=True)
@@ -421,3 +422,42 @@ def _run_preset(messages: Sequence[Message]) -> Pricing:
         return found
     except ConfigError:
         return Pricing(input=0.0, output=0.0, cache="none", name="(each call at its model's prices)")
+
+
+class RecordedTotal(NamedTuple):
+    """The recorded bill of several logs, each call once."""
+
+    dollars: float
+    calls: int
+    shared: int
+    """Calls found in more than one log (a resumed session repeats the calls it resumed),
+    billed once: the first time they appear."""
+
+
+def call_dollars(messages: Sequence[Message], cost: Cost | None = None) -> list[tuple[str, float]]:
+    """(the call's ids, its recorded dollars) of each call ``recorded_cost`` prices (or
+    ``cost``, its answer already worked out); ids are "" where the log records none."""
+    cost = cost if cost is not None else recorded_cost(messages)
+    out = []
+    for c in cost.calls:
+        u = messages[c.call_index].usage
+        out.append((u.call_id if u is not None else "", c.dollars))
+    return out
+
+
+def recorded_total(per_log: Iterable[Sequence[tuple[str, float]]]) -> RecordedTotal:
+    """Sum each log's ``call_dollars``, billing a call that several logs hold once (as
+    ccusage does, by the provider's message and request ids); calls without ids always
+    count."""
+    seen: set[str] = set()
+    dollars, calls, shared = 0.0, 0, 0
+    for log in per_log:
+        for ident, amount in log:
+            if ident:
+                if ident in seen:
+                    shared += 1
+                    continue
+                seen.add(ident)
+            dollars += amount
+            calls += 1
+    return RecordedTotal(round(dollars, 6), calls, shared)

@@ -978,6 +978,7 @@ def _inspect(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> in
 
 
 def _sessions(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
+    from .billing import recorded_total
     from .sessions import find_sessions, read_session, where_looked
 
     agent = {"claude": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI"}.get(args.agent or "")
@@ -997,6 +998,11 @@ def _sessions(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> i
     lines = ["  ".join(h.rjust(w) if k in (3, 4, 5) else h.ljust(w) for k, (h, w) in enumerate(zip(head, widths)))]
     lines += ["  ".join(c.rjust(w) if k in (3, 4, 5) else c.ljust(w) for k, (c, w) in enumerate(zip(r, widths)))
               for r in rows]
+    total = recorded_total(s.call_dollars for s in summaries)
+    if total.calls:
+        lines.append(f"total recorded: {usd(total.dollars)} over {total.calls:,} model calls of {len(summaries)} "
+                     "session(s)" + (f"; {total.shared:,} calls that resumed sessions repeat are counted once"
+                                     if total.shared else ""))
     if len(found) > len(shown):
         lines.append(f"... and {len(found) - len(shown):,} older (--limit 0 lists all)")
     stdout.write(("\n".join(terminal_text(line).rstrip() for line in lines) + "\n").encode("utf-8", "replace"))
@@ -1023,7 +1029,9 @@ def _advise(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
         rate = f"{100 * a.cache_hit_rate:.0f} %" if a.cache_hit_rate is not None else "-"
         lines += [f"{a.agent}: {len(a.sessions)} recent session(s)",
                   f"  context: peak {_fmt(a.peak_context)} tokens, {a.compactions} compaction(s), cache hit rate "
-                  f"{rate}, recorded {usd(a.recorded_dollars) if a.recorded_dollars is not None else '-'}"]
+                  f"{rate}, recorded {usd(a.recorded_dollars) if a.recorded_dollars is not None else '-'}"
+                  + (f" ({a.shared_calls:,} calls repeated by resumed sessions counted once)" if a.shared_calls
+                     else "")]
         if a.pays:
             lines.append(f"  a policy pays: {a.best} saves {usd(a.dollars_saved)} over these sessions (net of "
                          f"re-fetching), {a.needed} changed result(s) needed later")

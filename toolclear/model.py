@@ -142,6 +142,10 @@ class Usage:
     cache_write_1h_tokens: int = 0
     """Of ``cache_write_tokens``, those written with Anthropic's 1-hour lifetime
     (``usage.cache_creation.ephemeral_1h_input_tokens``), billed at the 1-hour rate."""
+    call_id: str = ""
+    """The provider's ids of this call where the log records them (Claude Code: the
+    message id and the request id): the same call written into several logs (a resumed
+    session repeats the calls of the one it resumed) is billed once in totals."""
 
     @property
     def prompt_tokens(self) -> int:
@@ -159,6 +163,7 @@ class Usage:
             self.source if self.source == other.source else "",
             max(self.context_window, other.context_window),
             self.cache_write_1h_tokens + other.cache_write_1h_tokens,
+            self.call_id if self.call_id == other.call_id else "",
         )
 
 

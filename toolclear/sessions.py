@@ -14,7 +14,7 @@ import json
 import os
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -62,9 +62,14 @@ class SessionSummary:
     cache_hit_rate: float | None
     """Of the input tokens the provider counted, the share read from its cache."""
     error: str = ""
+    call_dollars: tuple[tuple[str, float], ...] = field(default=(), repr=False)
+    """Each recorded call's ids and dollars: totals over sessions bill a call that
+    several hold (a resumed session) once."""
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        del out["call_dollars"]
+        return out
 
 
 def _home(env: Mapping[str, str]) -> Path:
@@ -177,9 +182,13 @@ def summarize(agent: str, path: str, project: str, t: Any, when: str, recorded_c
     read = sum(u.cache_read_tokens for u in used)
     counted = sum(u.prompt_tokens for u in used)
     dollars = None
+    calls_priced: tuple[tuple[str, float], ...] = ()
     if used:
+        from .billing import call_dollars
+
         c = recorded_cost(t.messages)
         dollars = float(c.dollars) if c.calls else None
+        calls_priced = tuple(call_dollars(t.messages, c))
     start = next((m.usage.timestamp for m in t.messages if m.usage is not None and m.usage.timestamp), "") or when
     return SessionSummary(agent, path, project, start, run_model(t.messages), len(calls), int(peak), dollars,
-                          len(t.marks), round(read / counted, 4) if counted else None)
+                          len(t.marks), round(read / counted, 4) if counted else None, call_dollars=calls_priced)

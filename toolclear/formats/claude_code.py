@@ -80,6 +80,9 @@ def read_usage(rec: dict[str, Any]) -> Usage | None:
         model=str_or_none(msg.get("model")) or "",
         timestamp=str_or_none(rec.get("timestamp")) or "",
         source="message.usage",
+        # ccusage's key: a resumed session repeats the calls it resumed, ids and all
+        call_id=f"{msg['id']}:{rec['requestId']}" if isinstance(msg.get("id"), str)
+        and isinstance(rec.get("requestId"), str) else "",
     )
 
 

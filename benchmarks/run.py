@@ -309,7 +309,27 @@ def formats() -> list[Row]:
     small, large = _trace(750, True), _trace(3000, True)
     t_small, _ = timed(lambda: tc.load_all(small, "otel"), 3)
     t_large, _ = timed(lambda: tc.load_all(large, "otel"), 3)
+    # read + price Claude Code sessions (the corpus's, 40 copies each) against json.loads of the same lines
+    from toolclear.billing import recorded_cost
+    from toolclear.model import main_conversation
+
+    sessions = [p.read_bytes() for p in sorted((ROOT / "tests" / "data" / "corpus" / "claude_code").glob("entire*"))] * 40
+    size = sum(map(len, sessions)) / 2**20
+
+    def floor_json() -> None:
+        for d in sessions:
+            for line in d.split(b"\n"):
+                if line.strip():
+                    json.loads(line)
+
+    def read_price() -> None:
+        for k, d in enumerate(sessions):
+            recorded_cost(main_conversation(tc.load_all(d, name=f"s{k}.jsonl")).messages)
+    t_floor, _ = timed(floor_json, 2)
+    t_read, _ = timed(read_price, 2)
     return [
+        (f"read + price {len(sessions)} Claude Code sessions ({size:.0f} MB)", ms(t_read),
+         f"{t_read / t_floor:.1f} x json.loads of the same lines ({ms(t_floor)}; target <= 1.5 x)"),
         (f"load the whole corpus ({len(files)} files, {total / 2**20:.1f} MB)", ms(t), f"{total / 2**20 / t:.0f} MB/s"),
         ("load tau-bench (4 MB, 200 runs)", ms(t_tau), ""),
         ("OpenTelemetry: 750 chat spans -> 3,000 (a conversation each)", f"{ms(t_small)} -> {ms(t_large)}",

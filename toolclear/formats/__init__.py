@@ -15,7 +15,7 @@ from typing import Any
 from .._gc import paused_gc
 from ..errors import TranscriptError
 from ..model import Message, Transcript, json_type
-from ._base import Binding, FormatReader, str_or_none
+from ._base import Binding, FormatReader
 from ._doc import Document, Path, parse
 from ._source import Source, read_source
 from .chat import AnthropicFormat, EinoFormat, OpenAIFormat
@@ -237,29 +237,44 @@ def _text_bytes(value: Any) -> int:
     return total
 
 
+_TOOL_KEY_SET = frozenset(_TOOL_KEYS)
+_SKIPPED = _TOOL_KEY_SET | {"toolUseResult"}
+
+
 def _looks_like_tool_output(doc: Document) -> int | None:
     """Characters in the file that sit where agent logs keep tool output (tool-result
     blocks, tool-role messages, observations, function responses), counted without
-    asking any reader; None when the file is too big to walk within the budget."""
+    asking any reader; None when the file is too big to walk within the budget (its
+    elements, strings and numbers included, each counted once)."""
     roots = [r for _, r in doc.records()] if doc.kind == "jsonl" else [doc.value]
     total, seen = 0, 0
-    stack = list(roots)
+    stack = [r for r in roots if r.__class__ is dict or r.__class__ is list]
+    pop, extend = stack.pop, stack.extend
     while stack:
-        node = stack.pop()
-        seen += 1
-        if seen > _WALK_BUDGET:
-            return None
-        if isinstance(node, dict):
-            if (str_or_none(node.get("type")) in _TOOL_TYPES or str_or_none(node.get("kind")) in _TOOL_TYPES
-                    or str_or_none(node.get("role")) in _TOOL_ROLES):
+        node = pop()
+        if node.__class__ is dict:
+            seen += len(node) + 1
+            if seen > _WALK_BUDGET:
+                return None
+            kind, other, role = node.get("type"), node.get("kind"), node.get("role")
+            if (kind.__class__ is str and kind in _TOOL_TYPES) or (other.__class__ is str and other in _TOOL_TYPES) \
+                    or (role.__class__ is str and role in _TOOL_ROLES):
                 total += _text_bytes({k: v for k, v in node.items() if k not in ("type", "kind", "role")})
                 continue
-            for key in _TOOL_KEYS:
-                if isinstance(node.get(key), (str, dict, list)):
-                    total += _text_bytes(node[key])
-            stack.extend(v for k, v in node.items() if k not in _TOOL_KEYS and k != "toolUseResult")
-        elif isinstance(node, list):
-            stack.extend(node)
+            if node.keys() & _TOOL_KEY_SET:
+                for key in _TOOL_KEYS:
+                    if isinstance(node.get(key), (str, dict, list)):
+                        total += _text_bytes(node[key])
+                extend([v for k, v in node.items() if k not in _SKIPPED and (v.__class__ is dict or v.__class__ is list)])
+            elif "toolUseResult" in node:
+                extend([v for k, v in node.items() if k != "toolUseResult" and (v.__class__ is dict or v.__class__ is list)])
+            else:
+                extend([v for v in node.values() if v.__class__ is dict or v.__class__ is list])
+        else:  # a list
+            seen += len(node) + 1
+            if seen > _WALK_BUDGET:
+                return None
+            extend([v for v in node if v.__class__ is dict or v.__class__ is list])
     return total
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import toolclear as tc
-from toolclear import reduction as rd
+from toolclear.policies import eino_reduction as rd
 
 from ..conftest import DATA
 

@@ -34,12 +34,9 @@ from .policies.eino_clear import (
     ClearToolResultConfig,
     reduce_by_tokens,
 )
-from .policies.eino_clear import Reduction as Reduction  # an earlier name of Result, not in __all__
 from .policies.eino_reduction import EinoReductionConfig, Truncated, truncate
 from .policies.langchain import LangChainClearToolUsesConfig
 from .policies.masking import ObservationMaskingConfig
-from .result import Replay as Replay  # an earlier name of Result
-from .result import ReplayStep as ReplayStep  # an earlier name of Step
 from .result import Result, Step
 from .verdict import Verdict, verdict
 from .windows import CONTEXT_WINDOWS, context_window, run_context_window, run_model

@@ -19,7 +19,7 @@ from .model import Message, MessageStatus
 if TYPE_CHECKING:
     from ._offload import OffloadRecord
 
-__all__ = ["Replay", "ReplayStep", "Result", "Step", "Trace"]
+__all__ = ["Result", "Step", "Trace"]
 
 
 class Step(NamedTuple):
@@ -198,8 +198,3 @@ class Result:
     @property
     def tool_result_count(self) -> int:
         return sum(1 for m in self.messages if m.role == "tool")
-
-
-Replay = Result
-"""The earlier name of ``Result`` (a replay of eino's clear policy)."""
-ReplayStep = Step

@@ -436,7 +436,7 @@ def render_usage(result: tc.Result, t: tc.Transcript, config: tc.ClearToolResult
         st.caption(n)
 
 
-def render_replay(rp: tc.Replay, t: tc.Transcript) -> None:
+def render_replay(rp: tc.Result, t: tc.Transcript) -> None:
     model = tc.run_model(t.messages)
     known = tc.run_context_window(t.messages)
     window = st.columns(3)[0].number_input(

@@ -14,7 +14,7 @@ from typing import Any
 from ..model import Message, MessageStatus, Slot
 from ..policies import spec_for
 from ..report import display_text, window_start
-from ..result import Replay, Result
+from ..result import Result
 from ..sweep import Sweep
 
 __all__ = ["MAX_COLUMNS", "STATUS_COLORS", "SVG_COLUMNS", "heatmap_figure", "replay_figure", "usage_figure",
@@ -216,7 +216,7 @@ def usage_figure(result: Result, original: Sequence[Message], *, height: int = 4
     return go.Figure({"data": traces, "layout": layout}, _validate=False)
 
 
-def replay_figure(rp: Replay, *, height: int = 380, marks: Sequence[tuple[int, str]] = (),
+def replay_figure(rp: Result, *, height: int = 380, marks: Sequence[tuple[int, str]] = (),
                   window: int | None = None, lost: Any = None) -> Any:
     """Context tokens sent at each model call, with and without clearing; the tool-result
     total the trigger saw against the threshold; calls that broke the prompt cache; the

@@ -32,7 +32,7 @@ from .._offload import OffloadRecord, StorageBackend, ToolResultOffloadingConfig
 from ..counters import DEFAULT_COUNTER, TokenCounter, count_tokens, counter_name, get_counter, is_builtin
 from ..errors import ConfigError
 from ..model import Message, MessageStatus
-from ..result import Replay, ReplayStep, Result, Trace
+from ..result import Result, Step, Trace
 from ._export import go_int, go_str
 from ._spec import Knob, PolicySpec, Preset
 
@@ -43,9 +43,6 @@ __all__ = [
     "SPEC",
     "ClearToolResultConfig",
     "EinoClearEngine",
-    "Reduction",
-    "Replay",
-    "ReplayStep",
     "SequenceIndex",
     "go_snippet",
     "model_calls",
@@ -302,7 +299,6 @@ def statuses_of(
     return tuple(out)
 
 
-Reduction = Result
 """The earlier name of a single pass's result: one ``Result`` type for every policy and mode."""
 
 
@@ -365,7 +361,7 @@ def reduce_by_tokens(
         return tuple(out)
     # the one step: the call after the last message, as a replay's final step
     unreduced = ix.prefix[n] if before is counts else sum(before)
-    step = ReplayStep(n, cleared, ix.prefix[n] - saved, unreduced, False, total, triggered, start)
+    step = Step(n, cleared, ix.prefix[n] - saved, unreduced, False, total, triggered, start)
     return Result(
         messages=ix.output(cleared, ph) if cleared else msgs, steps=(step,), token_counts=counts,
         cleared_at=tuple(cleared_at), config=config, offloads=records, token_counts_original=before,
@@ -426,7 +422,7 @@ def replay(
     n_clearable = len(clearable)
     cleared_at: list[int | None] = [None] * n
     newly_all: list[int] = []
-    steps: list[ReplayStep] = []
+    steps: list[Step] = []
     frontier = 0  # every clearable message below this is cleared already
     pos = 0  # clearable[:pos] are cleared
     cleared_tool_tokens = 0
@@ -468,10 +464,10 @@ def replay(
                     at_high.append(newly[-1])
                     at_saved.append(saved)
                 frontier = start
-                steps.append(ReplayStep(call, newly, prefix[call] - saved, prefix[call],
+                steps.append(Step(call, newly, prefix[call] - saved, prefix[call],
                                         bool(newly) and prev_call >= 0 and newly[0] < prev_call, total, True, start))
             else:
-                steps.append(ReplayStep(call, (), prefix[call] - saved, prefix[call], False, total, False, None))
+                steps.append(Step(call, (), prefix[call] - saved, prefix[call], False, total, False, None))
             prev_call = call
 
     final = ix.output(tuple(newly_all), ph)

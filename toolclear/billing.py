@@ -40,12 +40,11 @@ from .logfacts import (
     _log_facts,
     _log_of,
     _numpy,
-    _timestamp,
     _writes_one_hour,
     cache_resets,
     compactions_of,
 )
-from .model import Message
+from .model import Message, reply_time
 from .prices import MAX_PRICE, PRICING, CacheKind, Pricing, pricing_for, resolve
 from .result import Result
 
@@ -254,7 +253,7 @@ def cost(result: Result, pricing: Pricing | str | None = None, *, calibrate: boo
     kept = thinking_kept(p.model or p.name)
     facts = _call_facts(result, scale, kept) if _numpy() is not None else None
     if (facts is not None and not facts["timed"]) or (facts is None and not any(
-            _timestamp(result.messages[s.call_index]) is not None
+            reply_time(result.messages[s.call_index]) is not None
             for s in result.model_call_steps if s.call_index < len(result.messages))):
         notes.append(f"the log has no call times: calls are taken to follow each other within the cache's "
                      f"{p.ttl_seconds:,}-second TTL")

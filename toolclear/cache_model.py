@@ -31,8 +31,8 @@ from typing import Any, Literal, NamedTuple
 
 from ._gc import paused_gc
 from ._kept import KeptFor
-from .logfacts import _cut_before_each, _log_arrays, _log_facts, _log_of, _numpy, _thinking_facts, _timestamp
-from .model import Message
+from .logfacts import _cut_before_each, _log_arrays, _log_facts, _log_of, _numpy, _thinking_facts
+from .model import Message, reply_time
 from .prices import Pricing
 from .result import Result
 
@@ -255,7 +255,7 @@ def _price_run(result: Result, pricing: Pricing, overhead: int, scale: float, wi
         else:
             upto = max(shared_end, cut)
             shared = overhead + round((tree.prefix(upto) - base - _not_sent(thinking, kept, cut, end, upto)) * scale)
-        now = _timestamp(log[end]) if end < len(log) else None
+        now = reply_time(log[end]) if end < len(log) else None
         uncached, write, read = cache_.call(end, prompt, shared, now, resets.get(end) if resets else None)
         output = _output_tokens(log[end], counts[end], scale) if end < len(log) else 0
         at = pricing.for_prompt(prompt)

@@ -10,12 +10,11 @@ calibration read.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from operator import attrgetter
 from typing import Any, NamedTuple
 
 from ._kept import KeptFor
-from .model import Message
+from .model import Message, reply_time
 from .result import Result
 
 __all__ = ["COMPACTION_TEXT", "SYNTHETIC_MODEL", "cache_resets", "compactions_of"]
@@ -28,16 +27,6 @@ COMPACTION_TEXT = "This session is being continued from a previous conversation"
 SYNTHETIC_MODEL = "<synthetic>"
 """The model Claude Code names on replies it makes up itself (an interrupted turn, an
 API error shown to the user): no API call was made, nothing was billed."""
-
-
-def _timestamp(m: Message) -> float | None:
-    stamp = m.usage.timestamp if m.usage is not None else ""
-    if not stamp:
-        return None
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def compactions_of(messages: Sequence[Message]) -> tuple[int, ...]:
@@ -105,7 +94,7 @@ def _log_arrays(np: Any, messages: Sequence[Message]) -> _LogArrays:
         read, billed = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
         at = list(_log_facts(messages)[1])
         if at:
-            stamps = [_timestamp(messages[i]) for i in at]
+            stamps = [reply_time(messages[i]) for i in at]
             usage = [u for i in at if (u := messages[i].usage) is not None]  # all: they recorded usage
             time[at] = [np.nan if t is None else t for t in stamps]
             out[at] = [u.output_tokens if u.output_tokens or u.prompt_tokens else -1 for u in usage]
@@ -167,7 +156,7 @@ def _cache_resets_loop(messages: Sequence[Message], ttl: int, cut_list: tuple[in
         u = m.usage
         if m.role != "assistant" or u is None or u.model == SYNTHETIC_MODEL or u.prompt_tokens <= 0:
             continue
-        now = _timestamp(m)
+        now = reply_time(m)
         if prev is not None:
             j, held, then = prev
             cut_between = bisect_right(cut_list, i) > bisect_right(cut_list, j)

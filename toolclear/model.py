@@ -11,12 +11,14 @@ import copy
 import enum
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any, overload
 
 from .errors import TranscriptError
 
 __all__ = [
     "main_conversation",
+    "reply_time",
     "Message",
     "MessageStatus",
     "Role",
@@ -349,6 +351,18 @@ class Message:
         if self.tool_calls != base.tool_calls:
             out["tool_calls"] = [c.to_dict() for c in self.tool_calls]
         return out
+
+
+def reply_time(m: Message) -> float | None:
+    """The time (seconds since the epoch) the log records for the call that produced
+    ``m`` (its usage's timestamp), or None when it records none it can be read from."""
+    stamp = m.usage.timestamp if m.usage is not None else ""
+    if not stamp:
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,8 @@ import pytest
 
 import toolclear as tc
 from toolclear.cli import main
-from toolclear.policies.claude_code_microcompact import PLACEHOLDER, MicrocompactConfig, _when
+from toolclear.model import reply_time
+from toolclear.policies.claude_code_microcompact import PLACEHOLDER, MicrocompactConfig
 
 from ..conftest import CORPUS
 
@@ -20,7 +21,7 @@ LARGE = CORPUS / "claude_code" / "entire-cli_cc-2.1.37_large_4c-ff5845d5a2.jsonl
 
 def _gaps(messages, minutes: int) -> list[int]:
     """The message index of each reply that came more than ``minutes`` after the one before."""
-    replies = [(i, _when(m)) for i, m in enumerate(messages) if m.role == "assistant" and _when(m) is not None]
+    replies = [(i, reply_time(m)) for i, m in enumerate(messages) if m.role == "assistant" and reply_time(m) is not None]
     return [i for (_, a), (i, b) in zip(replies, replies[1:]) if b - a > minutes * 60]
 
 

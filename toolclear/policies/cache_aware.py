@@ -28,12 +28,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
 from typing import Any
 
 from ..checks import whole
 from ..errors import ConfigError
-from ..model import Message, MessageStatus
+from ..model import Message, MessageStatus, reply_time
 from ._spec import Knob, PolicySpec, Preset
 
 __all__ = ["SPEC", "CacheAwareConfig"]
@@ -97,17 +96,6 @@ class CacheAwareConfig:
             raise ConfigError(f"base: {self.base} writes files as it clears (set its truncation off); cache-aware "
                               "holds clears back, so it takes a policy that only edits the history")
         return config
-
-
-def _when(m: Message) -> float | None:
-    usage = m.usage
-    stamp = usage.timestamp if usage is not None else ""
-    if not stamp:
-        return None
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 class _Sums:
@@ -227,7 +215,7 @@ class CacheAwareEngine:
                 self.prefix.append(self.prefix[-1] + n)
         while self.scan < length:
             m = msgs[self.scan]
-            if m.role == "assistant" and (t := _when(m)) is not None:
+            if m.role == "assistant" and (t := reply_time(m)) is not None:
                 self.last_reply = t
             self.scan += 1
         for i, new in sorted(self.base.advance(length).items()):
@@ -236,7 +224,7 @@ class CacheAwareEngine:
         if not self.pending:
             return {}
         reply = msgs[length] if length < len(msgs) else None
-        now = _when(reply) if reply is not None and reply.role == "assistant" else None
+        now = reply_time(reply) if reply is not None and reply.role == "assistant" else None
         cold = now is not None and self.last_reply is not None and now - self.last_reply > self.ttl
         pays = False
         if not cold and self.removed > 0:

@@ -20,12 +20,11 @@ documentation leaves open:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from ..checks import whole
 from ..errors import ConfigError
-from ..model import Message, MessageStatus
+from ..model import Message, MessageStatus, reply_time
 from ._engine import Pairing
 from ._spec import Knob, PolicySpec, Preset
 
@@ -55,18 +54,6 @@ class MicrocompactConfig:
             if not all(isinstance(t, str) for t in self.tools):
                 raise ConfigError("tools: expected tool names")
             object.__setattr__(self, "tools", tuple(self.tools))
-
-
-def _when(m: Message) -> float | None:
-    """The time (seconds since the epoch) the log records for a reply, or None."""
-    usage = m.usage
-    stamp = usage.timestamp if usage is not None else ""
-    if not stamp:
-        return None
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 class MicrocompactEngine:
@@ -99,11 +86,11 @@ class MicrocompactEngine:
             m = msgs[self.scan]
             if m.role == "tool":
                 self.results.append(self.scan)
-            elif m.role == "assistant" and (t := _when(m)) is not None:
+            elif m.role == "assistant" and (t := reply_time(m)) is not None:
                 self.last_reply = t
             self.scan += 1
         reply = msgs[length] if length < len(msgs) else None
-        now = _when(reply) if reply is not None and reply.role == "assistant" else None
+        now = reply_time(reply) if reply is not None and reply.role == "assistant" else None
         if now is not None and self.last_reply is not None:
             gap = now - self.last_reply > c.gap_threshold_minutes * 60
         delta: dict[int, Message | None] = {}

@@ -15,10 +15,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from ..counters import TokenCounter, count_tokens
-from ..model import Message, MessageStatus, ToolCall
+from ..model import OMITTED, Message, MessageStatus, Slot, ToolCall
 from ..result import Result, Step, Trace
 
-__all__ = ["Engine", "Pairing", "assemble", "with_inputs_cleared"]
+__all__ = ["Engine", "Pairing", "assemble", "left_out", "with_inputs_cleared"]
 
 
 class Engine(Protocol):
@@ -53,6 +53,15 @@ class Pairing:
                         seen[c.id] = (j, c)
                 pairs.append(seen.get(m.tool_call_id) if m.role == "tool" else None)
         return pairs[i]
+
+
+def left_out(m: Message) -> Message:
+    """``m`` as a request leaves it out (it stays in the log): one copy per message,
+    memoised, so every call and every policy that leaves it out shows the same object."""
+    hit = m._memo.get(Slot.OMITTED)
+    if hit is None:
+        hit = m._memo[Slot.OMITTED] = Message(role=OMITTED, content="", meta=m.meta)
+    return hit
 
 
 def with_inputs_cleared(message: Message, call_ids: frozenset[str], empty: str = "{}") -> Message:

@@ -24,6 +24,7 @@ from typing import Any, Literal
 from .. import checks
 from ..errors import ConfigError
 from ..model import OMITTED, Message, MessageStatus, Slot
+from ._engine import left_out
 from ._spec import Knob, Option, PolicySpec, Preset
 
 __all__ = ["SPEC", "openhands_toml", "swe_agent_yaml", "ObservationMaskingConfig"]
@@ -219,14 +220,6 @@ class OpenHandsEngine:
         meta = self.msgs[i].meta or {}
         return int(meta.get("openhands_event", i)), int(meta.get("openhands_view", i + 1))
 
-    def _omitted(self, i: int) -> Message:
-        m = self.msgs[i]
-        hit = m._memo.get(Slot.OMITTED)
-        if hit is None:
-            hit = Message(role=OMITTED, content="", meta=m.meta)
-            m._memo[Slot.OMITTED] = hit
-        return hit
-
     def _masked(self, i: int) -> Message:
         j = i - 1
         while j >= 0 and self.state.get(j, self.msgs[j]).role == OMITTED:
@@ -297,7 +290,7 @@ class OpenHandsEngine:
                 new: Message | None = self.state[i] if i in self.state and self.state[i].role == "user" \
                     else self._masked(i)
             elif i in self.gone or i in transient:
-                new = self._omitted(i)
+                new = left_out(self.msgs[i])
             else:
                 new = None
             if self.state.get(i) is not new:

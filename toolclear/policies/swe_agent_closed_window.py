@@ -24,7 +24,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..model import OMITTED, Message, MessageStatus, Slot
+from ..model import Message, MessageStatus
+from ._engine import left_out
 from ._spec import PolicySpec, Preset
 
 __all__ = ["SPEC", "ClosedWindowConfig", "window_of"]
@@ -75,13 +76,6 @@ class ClosedWindowEngine:
         start, end, lines = self.windows[i]
         return m.replaced(m.content[:start] + f"Outdated window with {lines} lines omitted...\n" + m.content[end:])
 
-    def _left_out(self, i: int) -> Message:
-        m = self.msgs[i]
-        hit = m._memo.get(Slot.OMITTED)
-        if hit is None:
-            hit = m._memo[Slot.OMITTED] = Message(role=OMITTED, content="", meta=m.meta)
-        return hit
-
     def advance(self, length: int) -> dict[int, Message | None]:
         delta: dict[int, Message | None] = {}
         while self.scan < length:
@@ -94,7 +88,7 @@ class ClosedWindowEngine:
                 continue
             file, start, end, lines = window
             if file is None:
-                delta[i] = self._left_out(i)
+                delta[i] = left_out(self.msgs[i])
                 self.dropped.add(i)
                 continue
             self.windows[i] = (start, end, lines)

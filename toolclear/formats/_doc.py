@@ -379,6 +379,21 @@ def _parse_jsonl(text: str) -> tuple[list[str], list[Any]] | None:
     return (lines, records) if _looks_like_jsonl(records) else None
 
 
+def _parse_chunk(n: int, chunk: bytes) -> Any:
+    """Line ``n`` of JSON Lines from its bytes: orjson where installed; a line it refuses
+    (not strict JSON for it) is read by the stdlib, with its exact value or error."""
+    if _fast_loads is not None:
+        try:
+            return _fast_loads(chunk)
+        except ValueError:
+            pass
+    try:
+        line = chunk.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return BadLine(n, f"column {exc.start + 1}: not UTF-8 (byte 0x{chunk[exc.start]:02X})")
+    return _parse_line(n, line)
+
+
 def _parse_jsonl_bytes(body: bytes) -> tuple[list[int], list[Any]] | None:
     """JSON Lines straight from UTF-8 bytes, one line decoded at a time."""
     offsets: list[int] = []
@@ -390,22 +405,7 @@ def _parse_jsonl_bytes(body: bytes) -> tuple[list[int], list[Any]] | None:
         end = size if nl == -1 else nl
         offsets.append(pos)
         chunk = body[pos:end]
-        if _fast_loads is not None:
-            try:
-                records.append(_fast_loads(chunk))
-            except ValueError:  # not strict JSON for orjson: read as below, with its exact error
-                pass
-            else:
-                if nl == -1:
-                    break
-                pos = nl + 1
-                continue
-        try:
-            line = chunk.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            records.append(BadLine(n, f"column {exc.start + 1}: not UTF-8 (byte 0x{chunk[exc.start]:02X})"))
-        else:
-            records.append(_parse_line(n, line))
+        records.append(_parse_chunk(n, chunk))
         if nl == -1:
             break
         pos = nl + 1

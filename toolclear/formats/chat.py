@@ -400,7 +400,7 @@ def read_anthropic_blocks(
     """
     added: list[int] = []
     if role == "assistant":
-        texts, calls, thinking = [], [], []
+        texts, calls, thinking, said = [], [], [], []  # said: the texts but the thinking
         for j, block in enumerate(blocks):
             if isinstance(block, dict) and block.get("type") == "tool_use":
                 calls.append(
@@ -415,11 +415,10 @@ def read_anthropic_blocks(
                 texts.append(_anthropic_block_text(doc, block, cpath + (j,)))
                 if isinstance(block, dict) and block.get("type") in ("thinking", "redacted_thinking"):
                     thinking.append(texts[-1])
+                else:
+                    said.append(texts[-1])
         # the thinking blocks, and the text without them (what a clear_thinking edit leaves)
-        meta = {"thinking": tuple(thinking), "without_thinking": "\n".join(
-            t for t, block in zip(texts, (b for b in blocks if not (isinstance(b, dict) and b.get("type") == "tool_use")))
-            if not (isinstance(block, dict) and block.get("type") in ("thinking", "redacted_thinking")))} \
-            if thinking else None
+        meta = {"thinking": tuple(thinking), "without_thinking": "\n".join(said)} if thinking else None
         added.append(b.add(Message(role=role, content="\n".join(texts), tool_calls=tuple(calls), meta=meta), (),
                            origin))
         return added

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..checks import whole
@@ -58,8 +58,6 @@ class AnthropicThinkingConfig:
         from . import preset_named  # the registry: the same engine as the 'anthropic' policy
 
         _, preset = preset_named("anthropic")
-        from dataclasses import replace
-
         return replace(preset.make(), trigger_input_tokens=self.trigger_input_tokens,
                        keep_tool_uses=self.keep_tool_uses)
 

@@ -26,11 +26,13 @@ clears crumbs. What is held back is made at a later call, all at once, when it p
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from ..checks import whole
+from ..counters import count_tokens
 from ..errors import ConfigError
 from ..model import Message, MessageStatus, reply_time
 from ._spec import Knob, PolicySpec, Preset
@@ -171,8 +173,6 @@ class CacheAwareEngine:
             self.base.offset = value
 
     def _count(self, m: Message) -> int:
-        from ..counters import count_tokens
-
         return count_tokens([m], self.counter)[0]
 
     def _original(self, i: int) -> int:
@@ -184,8 +184,6 @@ class CacheAwareEngine:
 
     def _want(self, i: int, new: Message | None) -> None:
         """The base policy now shows ``new`` (None: the original) for message ``i``."""
-        import heapq
-
         old = self.wanted.get(i)
         if new is None:
             self.wanted.pop(i, None)
@@ -200,15 +198,11 @@ class CacheAwareEngine:
             heapq.heappush(self.firsts, i)
 
     def _first_pending(self) -> int:
-        import heapq
-
         while self.firsts[0] not in self.pending:
             heapq.heappop(self.firsts)
         return self.firsts[0]
 
     def advance(self, length: int) -> dict[int, Message | None]:
-        from ..counters import count_tokens
-
         msgs, c = self.msgs, self.config
         if length > self.scan:
             for n in count_tokens(msgs[self.scan:length], self.counter):

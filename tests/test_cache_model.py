@@ -105,10 +105,14 @@ def test_cost_of_a_compacted_session_is_the_call_by_call_reference(path) -> None
             c = tc.cost(rp, pricing, calibrate=True)
             p = c.pricing
             resets = logfacts.cache_resets(msgs, p.ttl_seconds, cuts) if p.cache != "none" else {}
+            if p.cache != "none":  # what the first call after each compaction read, as recorded
+                resets = {**cost_mod._after_cuts(msgs, cuts), **resets}
             kept = cache_model.thinking_kept(p.model or p.name)
             warm = cost_mod._warm_start(rp) if c.calibrated_on else 0
+            assert len(c.segment_extras) in (0, len(cuts) + 1)
             for with_policy, got in ((True, c.calls), (False, c.calls_without_policy)):
-                ref = cache_model._price_run(c._result, p, c.overhead_tokens, c.scale, with_policy, cuts, warm, resets, kept)
+                ref = cache_model._price_run(c._result, p, c.overhead_tokens, c.scale, with_policy, cuts, warm, resets,
+                                             kept, c.segment_extras)
                 assert [r[:6] + (r.cache_break,) for r in got] == [r[:6] + (r.cache_break,) for r in ref], (
                     config, pricing, with_policy)
                 assert sum(r.dollars for r in got) == pytest.approx(sum(r.dollars for r in ref), rel=1e-9)

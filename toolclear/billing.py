@@ -10,6 +10,7 @@ follow each other within the TTL (said in ``Cost.assumptions``).
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -71,6 +72,9 @@ class Cost:
     scale: float = 1.0
     calibrated_on: int = 0
     """How many calls' recorded usage the overhead and scale were fitted on (0: none)."""
+    segment_extras: tuple[int, ...] = ()
+    """What the calls before the log's first compaction and after each sent beyond the
+    overhead (calibrated only; () when nothing differs)."""
     _result: Any = field(default=None, repr=False, compare=False)
 
     @cached_property
@@ -192,6 +196,53 @@ def _fit_loop(result: Result, overhead: int, cuts: Sequence[int], prior: float =
     return fitted, scale, len(xs)
 
 
+SEGMENT_CALLS = 5
+"""Recorded calls after each compaction its overhead is read from (their median)."""
+
+
+def _segment_extras(result: Result, overhead: int, scale: float, cuts: Sequence[int]) -> tuple[int, ...]:
+    """What the calls between two of the log's compactions sent beyond the fitted
+    overhead, one figure per stretch (before the first, after each): the median
+    residual of its first recorded calls. Before the first compaction of a file that
+    starts mid-session that is the history the file lacks; after one, the files and
+    todo lists Claude Code attaches again. () when nothing differs."""
+    if not cuts:
+        return ()
+    log = _log_of(result)
+    prefix = prefix_sums(result.token_counts)
+    found: list[list[int]] = [[] for _ in range(len(cuts) + 1)]
+    for step in result.model_call_steps:
+        end = step.call_index
+        m = log[end] if end < len(log) else None
+        u = m.usage if m is not None else None
+        if u is None or not u.prompt_tokens or u.model == SYNTHETIC_MODEL:
+            continue
+        k = bisect_left(cuts, end)
+        if len(found[k]) < SEGMENT_CALLS:
+            cut = cuts[k - 1] if k else 0
+            found[k].append(u.prompt_tokens - overhead - round(scale * (prefix[end] - prefix[cut])))
+    extras = [sorted(r)[len(r) // 2] if r else 0 for r in found]
+    return tuple(extras) if any(extras) else ()
+
+
+def _after_cuts(messages: Sequence[Message], cuts: Sequence[int]) -> dict[int, int]:
+    """The first recorded call after each of the log's compactions -> what it read from
+    the cache: the prefix that outlived the compaction (system prompt and tools), a fact
+    of the run like ``cache_resets``."""
+    out: dict[int, int] = {}
+    recorded = _log_facts(messages)[1]
+    for cut in cuts:
+        k = bisect_left(recorded, cut)
+        while k < len(recorded):
+            m = messages[recorded[k]]
+            u = m.usage
+            if m.role == "assistant" and u is not None and u.prompt_tokens > 0 and u.model != SYNTHETIC_MODEL:
+                out[recorded[k]] = u.cache_read_tokens
+                break
+            k += 1
+    return out
+
+
 def _warm_start(result: Result) -> int:
     """What the first call found in the cache, as recorded (calibration data: it is the
     first call)."""
@@ -241,9 +292,15 @@ def cost(result: Result, pricing: Pricing | str | None = None, *, calibrate: boo
     if media_note:
         notes.append(media_note)
     warm = 0
+    extras: tuple[int, ...] = ()
     if calibrate:
         overhead, scale, used = _fit(result, p.overhead_tokens, cuts, p.token_scale)
         warm = _warm_start(result) if used else 0
+        extras = _segment_extras(result, overhead, scale, cuts) if used else ()
+        if extras:
+            notes.append("the prompt beyond the transcript read again after each of the log's compactions (the "
+                         "history a file that starts mid-session lacks, what the agent attaches again): "
+                         + ", ".join(f"{e:+,}" for e in extras) + " tokens")
         notes.append(f"calibrated on the recorded usage of {used} call(s) (at most the first 10 %): "
                      f"overhead {overhead:,} tokens per call, tokenizer scale {scale:.3f}" if used else
                      "calibration asked for, but the first 10 % of calls recorded no usage: not calibrated")
@@ -262,6 +319,8 @@ def cost(result: Result, pricing: Pricing | str | None = None, *, calibrate: boo
     if one_hour:
         notes.append("the log wrote 1-hour cache entries: the cache lives an hour and writes cost the 1-hour rate")
     resets = cache_resets(result._seen or result.messages, p.ttl_seconds, cuts) if p.cache != "none" else {}
+    if calibrate and cuts and p.cache != "none":
+        resets = {**_after_cuts(result._seen or result.messages, cuts), **resets}
     if resets:
         notes.append(f"the log's cache held only its first tokens at {len(resets)} call(s) within its lifetime (the "
                      "client or the provider dropped the rest): so it does in the simulation, with or without the "
@@ -272,16 +331,16 @@ def cost(result: Result, pricing: Pricing | str | None = None, *, calibrate: boo
                      + ": it is not billed as input")
     if facts is not None:
         with paused_gc():  # arrays and a few lists, no cycles: nothing for the collector to find
-            with_, without = (_price_fast(result, p, overhead, scale, flag, cuts, warm, facts, resets, kept)
+            with_, without = (_price_fast(result, p, overhead, scale, flag, cuts, warm, facts, resets, kept, extras)
                               for flag in (True, False))
     else:
-        with_, without = (_price_loop(result, p, overhead, scale, flag, cuts, warm, resets, kept)
+        with_, without = (_price_loop(result, p, overhead, scale, flag, cuts, warm, resets, kept, extras)
                           for flag in (True, False))
     return Cost(
         columns=with_,
         columns_without_policy=without,
         pricing=p, assumptions=tuple(notes), overhead_tokens=overhead, scale=scale, calibrated_on=used,
-        _result=result,
+        segment_extras=extras, _result=result,
     )
 
 

@@ -206,14 +206,17 @@ def _output_tokens(m: Message, count: int, scale: float) -> int:
 
 def _price_loop(result: Result, pricing: Pricing, overhead: int, scale: float, with_policy: bool,
                 cuts: Sequence[int], warm: int = 0, resets: Mapping[int, int] | None = None,
-                kept: ThinkingKept = "all") -> dict[str, list[Any]]:
-    return _columns(_price_run(result, pricing, overhead, scale, with_policy, cuts, warm, resets, kept))
+                kept: ThinkingKept = "all", extras: Sequence[int] = ()) -> dict[str, list[Any]]:
+    return _columns(_price_run(result, pricing, overhead, scale, with_policy, cuts, warm, resets, kept, extras))
 
 
 def _price_run(result: Result, pricing: Pricing, overhead: int, scale: float, with_policy: bool,
                cuts: Sequence[int], warm: int = 0, resets: Mapping[int, int] | None = None,
-               kept: ThinkingKept = "all") -> tuple[CallCost, ...]:
-    """The reference: one call at a time, the cache's entries kept as a stack."""
+               kept: ThinkingKept = "all", extras: Sequence[int] = ()) -> tuple[CallCost, ...]:
+    """The reference: one call at a time, the cache's entries kept as a stack.
+    ``extras[k]``: what the calls after the k-th compaction send beyond the overhead
+    (the history a file that starts mid-session lacks, before the first; the files
+    Claude Code attaches again after one)."""
     steps = result.model_call_steps
     msgs = result.messages
     log = _log_of(result)  # each call's time and output as recorded (a policy may rebuild the message)
@@ -248,13 +251,15 @@ def _price_run(result: Result, pricing: Pricing, overhead: int, scale: float, wi
         # the step's own count of what it sent (exact); the tree only finds prefixes
         body = (step.context_tokens if with_policy else step.context_tokens_unreduced) - base
         body -= _not_sent(thinking, kept, cut, end, end)
-        prompt = overhead + round(body * scale)
+        extra = extras[min(cut_pos, len(extras) - 1)] if extras else 0
+        prompt = max(0, overhead + extra + round(body * scale))
         shared_end = min(prev_end, first_change) if prev_end >= 0 else cut
         if prev_end >= 0 and first_change >= prev_end:
             shared = prev_prompt  # nothing the last call sent changed: all of it is a prefix
         else:
             upto = max(shared_end, cut)
-            shared = overhead + round((tree.prefix(upto) - base - _not_sent(thinking, kept, cut, end, upto)) * scale)
+            shared = max(0, overhead + extra + round(
+                (tree.prefix(upto) - base - _not_sent(thinking, kept, cut, end, upto)) * scale))
         now = reply_time(log[end]) if end < len(log) else None
         uncached, write, read = cache_.call(end, prompt, shared, now, resets.get(end) if resets else None)
         output = _output_tokens(log[end], counts[end], scale) if end < len(log) else 0
@@ -543,7 +548,7 @@ def _segments(np: Any, result: Result, f: dict[str, Any], cuts: Sequence[int], w
     return _Segments(cut, new, base - np.rint(below).astype(np.int64))
 
 
-def _shared(np: Any, result: Result, f: Mapping[str, Any], prompt: Any, broke: Any, first: Any, overhead: int,
+def _shared(np: Any, result: Result, f: Mapping[str, Any], prompt: Any, broke: Any, first: Any, overhead: Any,
             scale: float, with_policy: bool, seg: _Segments | None = None) -> Any:
     """The prefix each call shares with the previous prompt (what OpenAI and Gemini read);
     after a compaction only the overhead."""
@@ -563,9 +568,10 @@ def _shared(np: Any, result: Result, f: Mapping[str, Any], prompt: Any, broke: A
                            think[np.maximum(upto, seg.cut[idx])] - think[seg.cut[idx]])
         if seg is not None:  # a change below the compaction: only the overhead is shared
             body = np.where(first[idx] < seg.cut[idx], 0, body)
-        shared[idx] = overhead + np.rint(body * scale).astype(np.int64)
+        shared[idx] = np.maximum(0, (overhead[idx] if isinstance(overhead, np.ndarray) else overhead)
+                                 + np.rint(body * scale).astype(np.int64))
     if seg is not None:
-        shared[seg.new] = overhead
+        shared[seg.new] = overhead[seg.new] if isinstance(overhead, np.ndarray) else overhead
     return shared
 
 
@@ -606,7 +612,8 @@ def _reset_columns(np: Any, f: dict[str, Any], resets: Mapping[int, int] | None)
 
 def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, with_policy: bool,
                 cuts: Sequence[int], warm: int = 0, facts: Any = None,
-                resets: Mapping[int, int] | None = None, kept: ThinkingKept = "all") -> dict[str, Any]:
+                resets: Mapping[int, int] | None = None, kept: ThinkingKept = "all",
+                extras: Sequence[int] = ()) -> dict[str, Any]:
     """The same prices as ``_price_run`` with numpy over all calls at once; only calls
     whose cache entry a change invalidated are worked one by one. Falls back to the
     reference when a change reaches below an earlier change of the same run (policies
@@ -621,7 +628,7 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
     broke, first = _breaks(np, f, with_policy)
     if broke is None:
         # a change below an earlier one: the reference's stack of prefixes handles it
-        return _price_loop(result, pricing, overhead, scale, with_policy, cuts, warm, resets, kept)
+        return _price_loop(result, pricing, overhead, scale, with_policy, cuts, warm, resets, kept, extras)
     ctx = f["ctx_w"] if with_policy else f["ctx_u"]
     seg = _segments(np, result, f, cuts, with_policy)
     if seg is not None:  # only what follows the call's compaction is sent
@@ -630,6 +637,11 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
             think, lim = f["think"], f["think_limit"]
             ctx = ctx + think[lim] - (think[np.maximum(lim, seg.cut)] - think[seg.cut])
     prompt = overhead + (ctx if scale == 1.0 else np.rint(ctx * scale).astype(np.int64))
+    each: Any = overhead  # the overhead of each call: its segment's where they differ
+    if any(extras):
+        seg_no = np.searchsorted(np.asarray(cuts, dtype=np.int64), ends, side="left")
+        each = overhead + np.asarray(extras, dtype=np.int64)[np.minimum(seg_no, len(extras) - 1)]
+        prompt = np.maximum(0, prompt + each - overhead)
     if f["timed"]:
         dt = np.empty(k_n)
         dt[0] = np.nan
@@ -656,7 +668,7 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
         write = np.where(small, 0, prompt - read)
         uncached = np.where(small, prompt, 0)
     else:
-        common = np.where(alive, _shared(np, result, f, prompt, broke, first, overhead, scale, with_policy, seg), 0)
+        common = np.where(alive, _shared(np, result, f, prompt, broke, first, each, scale, with_policy, seg), 0)
         if base:
             common[0] = base
         common = np.where(reset, np.minimum(common, cap), common)

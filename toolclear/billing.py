@@ -75,6 +75,11 @@ class Cost:
     segment_extras: tuple[int, ...] = ()
     """What the calls before the log's first compaction and after each sent beyond the
     overhead (calibrated only; () when nothing differs)."""
+    compaction_calls: tuple[CallCost, ...] = ()
+    """The summarization calls of the run's compactions (each reads the whole context and
+    writes the summary), with the policy: a compaction policy's own, else the log's."""
+    compaction_calls_without_policy: tuple[CallCost, ...] = ()
+    """The log's own summarization calls: the run without the policy compacts as recorded."""
     _result: Any = field(default=None, repr=False, compare=False)
 
     @cached_property
@@ -114,11 +119,16 @@ class Cost:
 
     @property
     def dollars(self) -> float:
-        return self._sum("dollars")
+        return self._sum("dollars") + sum(c.dollars for c in self.compaction_calls)
 
     @property
     def input_dollars(self) -> float:
-        return self._sum("input_dollars")
+        return self._sum("input_dollars") + sum(c.input_dollars for c in self.compaction_calls)
+
+    @property
+    def compaction_dollars(self) -> float:
+        """What the summarization calls cost (in ``dollars``)."""
+        return sum(c.dollars for c in self.compaction_calls)
 
     @property
     def output_dollars(self) -> float:
@@ -126,11 +136,11 @@ class Cost:
 
     @property
     def dollars_without_policy(self) -> float:
-        return self._sum("dollars", True)
+        return self._sum("dollars", True) + sum(c.dollars for c in self.compaction_calls_without_policy)
 
     @property
     def input_dollars_without_policy(self) -> float:
-        return self._sum("input_dollars", True)
+        return self._sum("input_dollars", True) + sum(c.input_dollars for c in self.compaction_calls_without_policy)
 
     @property
     def dollars_saved(self) -> float:
@@ -223,6 +233,57 @@ def _segment_extras(result: Result, overhead: int, scale: float, cuts: Sequence[
             found[k].append(u.prompt_tokens - overhead - round(scale * (prefix[end] - prefix[cut])))
     extras = [sorted(r)[len(r) // 2] if r else 0 for r in found]
     return tuple(extras) if any(extras) else ()
+
+
+def _compacts(result: Result) -> bool:
+    """Whether ``result`` is a compaction policy's (it stands in for the log's compactions)."""
+    from .policies import spec_for
+
+    try:
+        return spec_for(result.config).compacts
+    except ConfigError:
+        return False
+
+
+def _log_summarizations(result: Result, cuts: Sequence[int], scale: float) -> list[tuple[int, int, int]]:
+    """(call, context before, summary tokens) of each compaction the log records: the
+    context as the log records it (Claude Code's pre-compaction tokens, else the prompt
+    of the last recorded call before it), the summary as the transcript holds it."""
+    from .logfacts import log_compactions
+
+    log = _log_of(result)
+    by_index = {c.index: c for c in log_compactions(log)}
+    recorded = _log_facts(log)[1]
+    ends = [s.call_index for s in result.model_call_steps]
+    out = []
+    for cut in cuts:
+        pos = bisect_left(ends, cut + 1)
+        if pos >= len(ends):
+            continue
+        c = by_index.get(cut)
+        before = c.pre_tokens if c is not None else 0
+        if not before:
+            k = bisect_left(recorded, cut) - 1
+            u = log[recorded[k]].usage if k >= 0 else None
+            before = u.prompt_tokens if u is not None else 0
+        summary = round(scale * result.token_counts[cut]) if c is None or c.summary else 0
+        out.append((ends[pos], before, summary))
+    return out
+
+
+def _summarizations(compactions: Sequence[tuple[int, int, int]], p: Pricing) -> tuple[CallCost, ...]:
+    """Each compaction's summarization call priced: it sends the context it compacts (a
+    prefix the cache holds from the call before, read from it where the provider caches)
+    and writes the summary."""
+    out = []
+    for at, before, summary in compactions:
+        if before <= 0:
+            continue
+        price = p.for_prompt(before)
+        read = before if p.cache != "none" and before >= p.min_cacheable else 0
+        inp = price.dollars(before - read, 0, read, 0)
+        out.append(CallCost(at, before, before - read, 0, read, summary, inp + price.dollars(0, 0, 0, summary), inp))
+    return tuple(out)
 
 
 def _after_cuts(messages: Sequence[Message], cuts: Sequence[int]) -> dict[int, int]:
@@ -329,18 +390,30 @@ def cost(result: Result, pricing: Pricing | str | None = None, *, calibrate: boo
         notes.append(f"{p.model or p.name} does not re-send earlier thinking "
                      + ("(thoughts are never sent back)" if kept == "none" else "once a new user turn starts")
                      + ": it is not billed as input")
+    compacts = _compacts(result)
+    if compacts:
+        notes.append(f"the policy compacts in place of the log's {len(cuts)} compaction(s): priced without them; "
+                     "the run without it compacts as recorded" if cuts else "the policy compacts the context")
+    # a compaction policy stands in for the log's compactions: its run is priced without them
+    own_cuts, own_extras = ((), extras[:1]) if compacts else (cuts, extras)
     if facts is not None:
         with paused_gc():  # arrays and a few lists, no cycles: nothing for the collector to find
-            with_, without = (_price_fast(result, p, overhead, scale, flag, cuts, warm, facts, resets, kept, extras)
-                              for flag in (True, False))
+            with_, without = (_price_fast(result, p, overhead, scale, flag, own_cuts if flag else cuts, warm, facts,
+                                          resets if not (flag and compacts) else {}, kept,
+                                          own_extras if flag else extras) for flag in (True, False))
     else:
-        with_, without = (_price_loop(result, p, overhead, scale, flag, cuts, warm, resets, kept, extras)
+        with_, without = (_price_loop(result, p, overhead, scale, flag, own_cuts if flag else cuts, warm,
+                                      resets if not (flag and compacts) else {}, kept, own_extras if flag else extras)
                           for flag in (True, False))
+    logged = _log_summarizations(result, cuts, scale)
+    own = [(c.at, c.read_tokens or c.tokens_before, c.summary_tokens) for c in result.compactions if c.called] \
+        if compacts else logged
     return Cost(
         columns=with_,
         columns_without_policy=without,
         pricing=p, assumptions=tuple(notes), overhead_tokens=overhead, scale=scale, calibrated_on=used,
-        segment_extras=extras, _result=result,
+        segment_extras=extras, compaction_calls=_summarizations(own, p),
+        compaction_calls_without_policy=_summarizations(logged, p), _result=result,
     )
 
 

@@ -380,8 +380,11 @@ def _count(messages: Sequence[Message], fn: TokenCounter, key: Any, named: bool,
         for (i, m), n in zip(chunk, values):
             if m.role == OMITTED:
                 n = 0  # left out of the request: nothing of it is sent
+            elif m.meta and "stands_for_tokens" in m.meta:
+                n = m.meta["stands_for_tokens"]  # a stand-in, counted as what it stands for
             m._memo[key] = n if named else (fn, n)
             out[i] = n
         if progress is not None:
             progress(min(1.0, (start + len(chunk)) / len(todo)))
     return tuple(out)  # type: ignore[arg-type]
+

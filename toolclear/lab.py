@@ -57,7 +57,9 @@ def _run(messages: Sequence[Message], config: Any, counter: Any, backend: Storag
     msgs = tuple(messages)
     count = get_counter(counter)
     engine = _engine(msgs, config, count, backend, tools, mode)
-    if calibration is not None and hasattr(engine, "offset"):  # triggers that count the whole prompt
+    if calibration is not None and hasattr(engine, "affine"):  # a compaction's trigger: the prompt as sent
+        engine.affine = (calibration.overhead_tokens, calibration.scale)
+    elif calibration is not None and hasattr(engine, "offset"):  # triggers that count the whole prompt
         prefix = prefix_sums(count_tokens(msgs, count))
         own: Any = engine
 
@@ -479,7 +481,10 @@ def policy_spec(config: PolicyConfig) -> str:
         v, d = getattr(config, f.name), getattr(base, f.name)
         if v == d or callable(v):
             continue
-        if isinstance(v, bool):
+        native = config.spec_value(f.name) if hasattr(config, "spec_value") else None
+        if native is not None:  # a setting in its framework's own form (LangChain's clauses)
+            text = json.dumps(native)
+        elif isinstance(v, bool):
             text = "true" if v else "false"
         elif isinstance(v, tuple):
             text = json.dumps(list(v), ensure_ascii=False) if not v or any(_needs_json(x) for x in v) else "|".join(v)

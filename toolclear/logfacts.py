@@ -17,7 +17,7 @@ from ._kept import KeptFor
 from .model import Message, reply_time
 from .result import Result
 
-__all__ = ["COMPACTION_TEXT", "SYNTHETIC_MODEL", "cache_resets", "compactions_of"]
+__all__ = ["COMPACTION_TEXT", "SYNTHETIC_MODEL", "LogCompaction", "cache_resets", "compactions_of", "log_compactions"]
 
 
 COMPACTION_TEXT = "This session is being continued from a previous conversation"
@@ -29,9 +29,43 @@ SYNTHETIC_MODEL = "<synthetic>"
 API error shown to the user): no API call was made, nothing was billed."""
 
 
+def _is_compaction(m: Message) -> bool:
+    return bool(m.meta and "compaction" in m.meta) or (m.role == "user" and m.content.startswith(COMPACTION_TEXT))
+
+
 def compactions_of(messages: Sequence[Message]) -> tuple[int, ...]:
-    """Where the log's agent compacted its context (Claude Code's summary messages)."""
-    return tuple(i for i, m in enumerate(messages) if m.role == "user" and m.content.startswith(COMPACTION_TEXT))
+    """Where the log's agent compacted its context: the first message after each
+    compaction (Claude Code's summary, Codex's), as the readers mark it or by Claude
+    Code's summary text in a log written back in another format."""
+    return tuple(i for i, m in enumerate(messages) if _is_compaction(m))
+
+
+class LogCompaction(NamedTuple):
+    """One compaction as the log records it."""
+
+    index: int
+    """The first message after it (the summary where the log holds one)."""
+    trigger: str
+    pre_tokens: int
+    """The context before it as the log records it (0: not recorded)."""
+    summary: bool
+    """The message at ``index`` is the summary."""
+    kept: tuple[int, ...]
+    """Messages before it the compacted context still holds (Codex keeps the latest
+    user messages)."""
+    source: str
+
+
+def log_compactions(messages: Sequence[Message]) -> tuple[LogCompaction, ...]:
+    """Every compaction the log records, in order, with what it says of each."""
+    out = []
+    for i in compactions_of(messages):
+        m = messages[i]
+        facts = (m.meta or {}).get("compaction") or {}
+        summary = m.content.startswith(COMPACTION_TEXT) or bool(facts.get("summary"))
+        out.append(LogCompaction(i, str(facts.get("trigger") or ""), int(facts.get("pre_tokens") or 0), summary,
+                                 tuple(facts.get("kept") or ()), str(facts.get("source") or "claude-code summary")))
+    return tuple(out)
 
 
 def _cut_before_each(np: Any, cuts: Sequence[int], ends: Any) -> Any:

@@ -344,5 +344,63 @@ def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
             for i in sorted(lost):
                 refs.append(LostReference(k, i, tuple(lost[i])))
                 needed.add(i)
+    for k, i in _refetched(original, result.cleared_at):
+        refs.append(LostReference(k, i, (REFETCHED,)))
+        needed.add(i)
+    refs.sort(key=lambda r: (r.call_index, r.message_index))
     counts = result.token_counts_original or result.token_counts
     return Losses(tuple(refs), tuple(sorted(needed)), sum(counts[i] for i in needed), calls, len(changed))
+
+
+REFETCHED = "(fetched again)"
+"""The term a lost reference holds when the agent made the same call again (or read the
+same file) after its earlier result was cleared or compacted away: it paid to get it back,
+so it needed it, whatever names a summary kept."""
+
+_PATH_KEYS = ("file_path", "path", "filename", "file", "absolute_path", "target_file")
+_READS = ("read", "view", "open", "cat", "get_file")
+
+
+def _call_keys(name: str, arguments: str) -> list[tuple[str, str]]:
+    """What makes two calls fetch the same thing: the same tool with the same arguments,
+    or a read of the same file (whatever else its arguments say: an offset, a limit)."""
+    keys = [(name, " ".join(arguments.split()))]
+    low = name.lower()
+    if any(w in low for w in _READS):
+        try:
+            args = json.loads(arguments)
+        except (ValueError, RecursionError):
+            args = None
+        if isinstance(args, dict):
+            for key in _PATH_KEYS:
+                if isinstance(args.get(key), str) and args[key]:
+                    keys.append(("<file>", args[key]))
+                    break
+    return keys
+
+
+def _refetched(original: Sequence[Message], cleared_at: Sequence[int | None]) -> list[tuple[int, int]]:
+    """(call, result) for each result fetched again by a later call while it was out of
+    that call's context: one pass, each result charged once (at the first re-fetch). Only
+    the latest earlier result of the same call is charged: it is the one fetched again
+    (an older read of the same file was superseded by it)."""
+    call_of: dict[str, list[tuple[str, str]]] = {}
+    latest: dict[tuple[str, str], int] = {}  # key -> the latest earlier result, cleared or not
+    out: list[tuple[int, int]] = []
+    charged: set[int] = set()
+    for k, m in enumerate(original):
+        if m.role == "assistant" and m.tool_calls:
+            for c in m.tool_calls:
+                keys = _call_keys(c.name, c.arguments)
+                for key in keys:
+                    i = latest.get(key, -1)
+                    at = cleared_at[i] if 0 <= i < len(cleared_at) else None
+                    if at is not None and at <= k and i not in charged:
+                        charged.add(i)
+                        out.append((k, i))
+                if c.id:
+                    call_of[c.id] = keys
+        elif m.role == "tool":
+            for key in call_of.get(m.tool_call_id, ()):
+                latest[key] = k
+    return out

@@ -80,6 +80,7 @@ class MessageStatus(str, enum.Enum):
     EXCLUDED = "excluded"  # a tool result of an excluded tool
     KEPT = "kept"  # not a tool result, or the policy did not trigger
     OFFLOADED = "offloaded"  # written to storage; the model sees a notice
+    COMPACTED = "compacted"  # dropped by a compaction; a summary stands for it
 
     def __str__(self) -> str:
         return self.value

@@ -19,7 +19,36 @@ from .model import Message, MessageStatus
 if TYPE_CHECKING:
     from ._offload import OffloadRecord
 
-__all__ = ["Result", "Step", "Trace"]
+__all__ = ["Compaction", "Result", "Step", "Trace"]
+
+
+class Compaction(NamedTuple):
+    """One compaction of a run: the agent (or a simulated policy) had the model summarise
+    the context and sent the summary in place of what it dropped."""
+
+    at: int
+    """The model call (index of the assistant message) first sent the compacted context."""
+    trigger: str
+    """``"auto"`` or ``"manual"`` as the log says; ``""`` where it does not say."""
+    tokens_before: int
+    """The context when it compacted: the log's own figure where it records one
+    (Claude Code's ``compactMetadata.preTokens``), else as sent (the replay's tokens)."""
+    tokens_after: int
+    """The context the call at ``at`` was sent, in the replay's tokens."""
+    summary_tokens: int
+    """The summary's tokens."""
+    dropped: tuple[int, ...]
+    """The messages it removed (indices into the run's messages)."""
+    summary: int | None = None
+    """The message holding the summary (None where the log holds none)."""
+    source: str = ""
+    """Where it comes from: the log line that records it, or the policy that simulated it."""
+    read_tokens: int = 0
+    """What the summarization call read when less than ``tokens_before`` (LangChain trims
+    what it summarises to ``trim_tokens_to_summarize``); 0: all of it."""
+    called: bool = True
+    """A model wrote the summary (its call is priced); False where the policy put a fixed
+    text instead (LangChain when nothing it would summarise starts on a human message)."""
 
 
 class Step(NamedTuple):
@@ -104,6 +133,9 @@ class Result:
     _trace: Trace | None = field(default=None, repr=False)
     _changed: tuple[int, ...] | None = field(default=None, repr=False)
     """The changed messages when the policy knew them (else read from ``cleared_at``)."""
+    compactions: tuple[Compaction, ...] = ()
+    """Every compaction of the run, in order: the log's own (``toolclear.recorded``) or a
+    compaction policy's; empty for the clearing policies."""
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled with its statuses worked out (the lazy form is a closure)."""

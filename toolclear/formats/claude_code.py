@@ -153,7 +153,9 @@ class ClaudeCodeFormat(FormatReader):
             out.append(self._build(jl, main, source, id=session or "main", title="main conversation",
                                    warnings=warnings, unknown=unknown))
             if compactions:
-                out[0] = replace(out[0], marks=_compaction_marks(out[0], compactions), notes=out[0].notes + (
+                marks = _compaction_marks(out[0], compactions)
+                out[0] = replace(out[0], marks=marks, messages=_with_compaction_meta(out[0], marks, [
+                    jl.value[b] for b in compactions]), notes=out[0].notes + (
                     f"Claude Code compacted this session {len(compactions)} time(s); the messages from before "
                     "each compaction are included, so you see the whole run",))
         for n, lines in enumerate(groups, start=1):
@@ -365,6 +367,28 @@ class ClaudeCodeFormat(FormatReader):
             b.set_usage(index, usage)
         b.notes.append("tool results are rewritten in message.content and in toolUseResult on export")
         return b.build(self.name, id=id, source=source, title=title, container="claude-code session")
+
+
+def _with_compaction_meta(t: Transcript, marks: tuple[tuple[int, str], ...],
+                          lines: list[dict[str, Any]]) -> tuple[Message, ...]:
+    """The messages, the first after each compaction holding what its boundary line
+    recorded (``compactMetadata``: trigger, pre-compaction tokens) in its meta."""
+    msgs = list(t.messages)
+    by_label = {label: k for k, label in marks}
+    for n, rec in enumerate(lines, start=1):
+        k = by_label.get(f"compaction {n}")
+        if k is None:
+            continue
+        meta = rec.get("compactMetadata")
+        meta = meta if isinstance(meta, dict) else {}
+        trigger = meta.get("trigger")
+        pre = meta.get("preTokens")
+        facts = {"trigger": trigger if trigger in ("auto", "manual") else "",
+                 "pre_tokens": token_count(pre) if isinstance(pre, (int, float)) and not isinstance(pre, bool) else 0,
+                 "source": "claude-code compact_boundary"}
+        m = msgs[k]
+        msgs[k] = replace(m, meta={**(m.meta or {}), "compaction": facts})
+    return tuple(msgs)
 
 
 def _compaction_marks(t: Transcript, boundaries: list[int]) -> tuple[tuple[int, str], ...]:

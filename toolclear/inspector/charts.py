@@ -26,12 +26,13 @@ STATUS_COLORS = {
     "already cleared": "#8c8c8c",
     "excluded": "#9467bd",
     "offloaded": "#ff7f0e",
+    "compacted": "#8c564b",
     "kept": "#1f77b4",
     "other message": "#c7d4e3",
 }
 COMPACTION_COLOR = "#8c564b"
 """Brown: the log's compactions, apart from every status colour (excluded is purple)."""
-_ORDER = ["cleared", "offloaded", "protected", "excluded", "already cleared", "kept", "other message"]
+_ORDER = ["cleared", "compacted", "offloaded", "protected", "excluded", "already cleared", "kept", "other message"]
 
 
 MAX_COLUMNS = 1000

@@ -36,6 +36,8 @@ FAMILIES = (
     "cache_aware",
     "deepagents_evict",
     "anthropic_thinking",
+    "as_recorded",
+    "langchain_summarization",
 )
 """toolclear's own policies, one module each (ending in its ``SPEC``): a new policy is a
 module here and its name on one line of this tuple, nothing else."""

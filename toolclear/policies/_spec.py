@@ -106,6 +106,10 @@ class PolicySpec:
     """What it does at a call depends on what it did at the calls before (cache-aware's
     held-back clears): only its replay, call by call, says what a call is sent, and a
     live adapter keeps one engine across the calls of a conversation."""
+    compacts: bool = False
+    """It compacts the context (a summary in place of what it drops) and so stands in for
+    the compactions the log records: its replay leaves the log's summaries out and is
+    priced without the log's compactions; the run without it keeps them."""
     exports: tuple[str, ...] = ()
     """What the Export view writes for it besides toolclear's own snippet (a framework's
     settings: "go", "anthropic-json", "python", "toml", "yaml")."""

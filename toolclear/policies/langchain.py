@@ -153,6 +153,8 @@ def langchain_tokens(m: Message) -> int:
     memo = m._memo.get(Slot.LANGCHAIN)
     if memo is not None:
         return int(memo)
+    if m.meta and "stands_for_tokens" in m.meta:  # a simulated summary: the size it stands for
+        return int(m.meta["stands_for_tokens"])
     f = _facts(m)
     chars, images, listed = (f.chars, f.images, f.listed) if f is not None else (len(m.content), 0, False)
     if m.role == "assistant" and m.tool_calls and not listed:

@@ -16,13 +16,17 @@ sys.path.insert(0, str(ROOT))
 import toolclear as tc  # noqa: E402
 
 SETTINGS = [
-    "eino:threshold=5000,keep=10000", "eino", "eino-reduction:threshold=50000,skip_truncation=true",
+    "as-recorded", "eino:threshold=5000,keep=10000", "eino", "eino-reduction:threshold=50000,skip_truncation=true",
     "anthropic:trigger=30000,keep=3", "anthropic", "langchain:trigger=30000,keep=3", "swe-agent:n=5", "openhands",
     "openai-trimmer", "swe-agent-remove-regex", "swe-agent-closed-window", "claude-code-microcompact",
     "claude-code-microcompact:gap=10", "deepagents-evict", "deepagents-evict:limit=2000", "anthropic-thinking",
     "anthropic-thinking:keep=1,trigger=30000",
     "cache-aware:base=anthropic,threshold=30000,keep=3",
     "cache-aware:base=eino,threshold=5000,keep=10000", "cache-aware:base=swe-agent,keep=5",
+    "anthropic-compaction", "anthropic-compaction:trigger=60000", "claude-code-compact", "codex-compact",
+    "codex-compact:limit=100000", 'langchain-summarization:trigger=["tokens",60000]', "eino-summarization",
+    "eino-summarization:tokens=80000", "openhands-summarizing", "openai-compaction:threshold=100000",
+    "adk-compaction:threshold=80000",
 ]
 
 

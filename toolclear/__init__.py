@@ -23,7 +23,7 @@ from .errors import (
     TranscriptError,
 )
 from .formats import FormatInfo, dump, dump_all, list_formats, load, load_all
-from .lab import Comparison, apply, compare, parse_policy, replay
+from .lab import Comparison, apply, compare, parse_policy, recorded, replay
 from .lost import Losses, LostReference, losses
 from .model import Message, MessageStatus, Role, ToolCall, Transcript, Usage
 from .policies.anthropic import AnthropicClearToolUsesConfig
@@ -37,7 +37,7 @@ from .policies.eino_clear import (
 from .policies.eino_reduction import EinoReductionConfig, Truncated, truncate
 from .policies.langchain import LangChainClearToolUsesConfig
 from .policies.masking import ObservationMaskingConfig
-from .result import Result, Step
+from .result import Compaction, Result, Step
 from .verdict import Verdict, verdict
 from .windows import CONTEXT_WINDOWS, context_window, run_context_window, run_model
 
@@ -62,6 +62,7 @@ __all__ = [
     "CallCost",
     "ClearToolResultConfig",
     "Comparison",
+    "Compaction",
     "ConfigError",
     "Corpus",
     "CorpusSweep",
@@ -116,6 +117,7 @@ __all__ = [
     "load_all",
     "load_corpus",
     "offload",
+    "recorded",
     "recorded_cost",
     "reduce_by_tokens",
     "replay",

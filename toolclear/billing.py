@@ -235,6 +235,53 @@ def _segment_extras(result: Result, overhead: int, scale: float, cuts: Sequence[
     return tuple(extras) if any(extras) else ()
 
 
+def _calibrated_prices(result: Result, p: Pricing, cuts: Sequence[int],
+                       notes: list[str]) -> tuple[int, float, int, int, tuple[int, ...]]:
+    """(overhead, scale, calls fitted on, warm start, each stretch's extra) fitted on the
+    log's recorded usage; what was assumed is added to ``notes``."""
+    overhead, scale, used = _fit(result, p.overhead_tokens, cuts, p.token_scale)
+    warm = _warm_start(result) if used else 0
+    extras = _segment_extras(result, overhead, scale, cuts) if used else ()
+    if extras:
+        notes.append("the prompt beyond the transcript read again after each of the log's compactions (the "
+                     "history a file that starts mid-session lacks, what the agent attaches again): "
+                     + ", ".join(f"{e:+,}" for e in extras) + " tokens")
+    notes.append(f"calibrated on the recorded usage of {used} call(s) (at most the first 10 %): "
+                 f"overhead {overhead:,} tokens per call, tokenizer scale {scale:.3f}" if used else
+                 "calibration asked for, but the first 10 % of calls recorded no usage: not calibrated")
+    if used and scale in (MIN_SCALE, MAX_SCALE):
+        notes.append(f"poor fit: the tokenizer scale hit its bound ({scale}); the transcript may not hold what "
+                     "the model was sent, so these figures are rough (compare them with the recorded cost)")
+    return overhead, scale, used, warm, extras
+
+
+def _columns_of(result: Result, p: Pricing, overhead: int, scale: float, with_policy: bool, cuts: Sequence[int],
+                warm: int, facts: Any, resets: Mapping[int, int], kept: Any, extras: tuple[int, ...],
+                compacts: bool) -> Mapping[str, Any]:
+    """One column of ``cost``. A compaction policy stands in for the log's compactions:
+    its run is priced without them, each stretch after one of its own at what the agent
+    sends again after a compaction (as the log shows it)."""
+    at: list[int] | None = None
+    if with_policy and compacts:
+        cuts, at = (), [c.at - 1 for c in result.compactions]
+        extras = (extras[:1] + (_resent(result, extras),) * len(at)) if extras else ()
+    if facts is not None:
+        return _price_fast(result, p, overhead, scale, with_policy, cuts, warm, facts, resets, kept, extras, at)
+    return _price_loop(result, p, overhead, scale, with_policy, cuts, warm, resets, kept, extras, at)
+
+
+def _resent(result: Result, extras: Sequence[int]) -> int:
+    """What a compaction policy's calls send again after each of its compactions: for a
+    policy that says the agent attaches context again (Claude Code's files and todos),
+    the median of what the log's own compactions show; else nothing."""
+    from .policies import spec_for
+
+    if len(extras) < 2 or not spec_for(result.config).resends_after_compaction:
+        return 0
+    after = sorted(extras[1:])
+    return after[len(after) // 2]
+
+
 def _compacts(result: Result) -> bool:
     """Whether ``result`` is a compaction policy's (it stands in for the log's compactions)."""
     from .policies import spec_for
@@ -245,14 +292,14 @@ def _compacts(result: Result) -> bool:
         return False
 
 
-def _log_summarizations(result: Result, cuts: Sequence[int], scale: float) -> list[tuple[int, int, int]]:
+def _log_summarizations(result: Result, cuts: Sequence[int], scale: float) -> list[tuple[int, int, int, bool]]:
     """(call, context before, summary tokens) of each compaction the log records: the
     context as the log records it (Claude Code's pre-compaction tokens, else the prompt
     of the last recorded call before it), the summary as the transcript holds it."""
     from .logfacts import log_compactions
 
     log = _log_of(result)
-    by_index = {c.index: c for c in log_compactions(log)}
+    by_index = {c.position: c for c in log_compactions(log)}
     recorded = _log_facts(log)[1]
     ends = [s.call_index for s in result.model_call_steps]
     out = []
@@ -267,20 +314,20 @@ def _log_summarizations(result: Result, cuts: Sequence[int], scale: float) -> li
             u = log[recorded[k]].usage if k >= 0 else None
             before = u.prompt_tokens if u is not None else 0
         summary = round(scale * result.token_counts[cut]) if c is None or c.summary else 0
-        out.append((ends[pos], before, summary))
+        out.append((ends[pos], before, summary, True))
     return out
 
 
-def _summarizations(compactions: Sequence[tuple[int, int, int]], p: Pricing) -> tuple[CallCost, ...]:
+def _summarizations(compactions: Sequence[tuple[int, int, int, bool]], p: Pricing) -> tuple[CallCost, ...]:
     """Each compaction's summarization call priced: it sends the context it compacts (a
-    prefix the cache holds from the call before, read from it where the provider caches)
-    and writes the summary."""
+    prefix the cache holds from the call before, read from it where the provider caches
+    and the policy lets it) and writes the summary."""
     out = []
-    for at, before, summary in compactions:
+    for at, before, summary, cached in compactions:
         if before <= 0:
             continue
         price = p.for_prompt(before)
-        read = before if p.cache != "none" and before >= p.min_cacheable else 0
+        read = before if cached and p.cache != "none" and before >= p.min_cacheable else 0
         inp = price.dollars(before - read, 0, read, 0)
         out.append(CallCost(at, before, before - read, 0, read, summary, inp + price.dollars(0, 0, 0, summary), inp))
     return tuple(out)
@@ -355,19 +402,7 @@ def cost(result: Result, pricing: Pricing | str | None = None, *, calibrate: boo
     warm = 0
     extras: tuple[int, ...] = ()
     if calibrate:
-        overhead, scale, used = _fit(result, p.overhead_tokens, cuts, p.token_scale)
-        warm = _warm_start(result) if used else 0
-        extras = _segment_extras(result, overhead, scale, cuts) if used else ()
-        if extras:
-            notes.append("the prompt beyond the transcript read again after each of the log's compactions (the "
-                         "history a file that starts mid-session lacks, what the agent attaches again): "
-                         + ", ".join(f"{e:+,}" for e in extras) + " tokens")
-        notes.append(f"calibrated on the recorded usage of {used} call(s) (at most the first 10 %): "
-                     f"overhead {overhead:,} tokens per call, tokenizer scale {scale:.3f}" if used else
-                     "calibration asked for, but the first 10 % of calls recorded no usage: not calibrated")
-        if used and scale in (MIN_SCALE, MAX_SCALE):
-            notes.append(f"poor fit: the tokenizer scale hit its bound ({scale}); the transcript may not hold what "
-                         "the model was sent, so these figures are rough (compare them with the recorded cost)")
+        overhead, scale, used, warm, extras = _calibrated_prices(result, p, cuts, notes)
     kept = thinking_kept(p.model or p.name)
     facts = _call_facts(result, scale, kept) if _numpy() is not None else None
     if (facts is not None and not facts["timed"]) or (facts is None and not any(
@@ -380,6 +415,7 @@ def cost(result: Result, pricing: Pricing | str | None = None, *, calibrate: boo
     if one_hour:
         notes.append("the log wrote 1-hour cache entries: the cache lives an hour and writes cost the 1-hour rate")
     resets = cache_resets(result._seen or result.messages, p.ttl_seconds, cuts) if p.cache != "none" else {}
+    own_resets = resets  # a compaction policy's run keeps the log's cache drops, not what followed its compactions
     if calibrate and cuts and p.cache != "none":
         resets = {**_after_cuts(result._seen or result.messages, cuts), **resets}
     if resets:
@@ -394,20 +430,13 @@ def cost(result: Result, pricing: Pricing | str | None = None, *, calibrate: boo
     if compacts:
         notes.append(f"the policy compacts in place of the log's {len(cuts)} compaction(s): priced without them; "
                      "the run without it compacts as recorded" if cuts else "the policy compacts the context")
-    # a compaction policy stands in for the log's compactions: its run is priced without them
-    own_cuts, own_extras = ((), extras[:1]) if compacts else (cuts, extras)
-    if facts is not None:
-        with paused_gc():  # arrays and a few lists, no cycles: nothing for the collector to find
-            with_, without = (_price_fast(result, p, overhead, scale, flag, own_cuts if flag else cuts, warm, facts,
-                                          resets if not (flag and compacts) else {}, kept,
-                                          own_extras if flag else extras) for flag in (True, False))
-    else:
-        with_, without = (_price_loop(result, p, overhead, scale, flag, own_cuts if flag else cuts, warm,
-                                      resets if not (flag and compacts) else {}, kept, own_extras if flag else extras)
+    with paused_gc():  # arrays and a few lists, no cycles: nothing for the collector to find
+        with_, without = (_columns_of(result, p, overhead, scale, flag, cuts, warm, facts,
+                                      own_resets if flag and compacts else resets, kept, extras, compacts)
                           for flag in (True, False))
     logged = _log_summarizations(result, cuts, scale)
-    own = [(c.at, c.read_tokens or c.tokens_before, c.summary_tokens) for c in result.compactions if c.called] \
-        if compacts else logged
+    own = [(c.at, c.read_tokens or c.tokens_before, c.summary_tokens, c.cached) for c in result.compactions
+           if c.called] if compacts else logged
     return Cost(
         columns=with_,
         columns_without_policy=without,

@@ -206,17 +206,22 @@ def _output_tokens(m: Message, count: int, scale: float) -> int:
 
 def _price_loop(result: Result, pricing: Pricing, overhead: int, scale: float, with_policy: bool,
                 cuts: Sequence[int], warm: int = 0, resets: Mapping[int, int] | None = None,
-                kept: ThinkingKept = "all", extras: Sequence[int] = ()) -> dict[str, list[Any]]:
-    return _columns(_price_run(result, pricing, overhead, scale, with_policy, cuts, warm, resets, kept, extras))
+                kept: ThinkingKept = "all", extras: Sequence[int] = (),
+                extra_at: Sequence[int] | None = None) -> dict[str, list[Any]]:
+    return _columns(_price_run(result, pricing, overhead, scale, with_policy, cuts, warm, resets, kept, extras,
+                               extra_at))
 
 
 def _price_run(result: Result, pricing: Pricing, overhead: int, scale: float, with_policy: bool,
                cuts: Sequence[int], warm: int = 0, resets: Mapping[int, int] | None = None,
-               kept: ThinkingKept = "all", extras: Sequence[int] = ()) -> tuple[CallCost, ...]:
+               kept: ThinkingKept = "all", extras: Sequence[int] = (),
+               extra_at: Sequence[int] | None = None) -> tuple[CallCost, ...]:
     """The reference: one call at a time, the cache's entries kept as a stack.
     ``extras[k]``: what the calls after the k-th compaction send beyond the overhead
     (the history a file that starts mid-session lacks, before the first; the files
-    Claude Code attaches again after one)."""
+    Claude Code attaches again after one); the compactions are ``extra_at`` where given
+    (a compaction policy's own), else ``cuts``."""
+    from bisect import bisect_left
     steps = result.model_call_steps
     msgs = result.messages
     log = _log_of(result)  # each call's time and output as recorded (a policy may rebuild the message)
@@ -251,7 +256,8 @@ def _price_run(result: Result, pricing: Pricing, overhead: int, scale: float, wi
         # the step's own count of what it sent (exact); the tree only finds prefixes
         body = (step.context_tokens if with_policy else step.context_tokens_unreduced) - base
         body -= _not_sent(thinking, kept, cut, end, end)
-        extra = extras[min(cut_pos, len(extras) - 1)] if extras else 0
+        seg = cut_pos if extra_at is None else bisect_left(extra_at, end)
+        extra = extras[min(seg, len(extras) - 1)] if extras else 0
         prompt = max(0, overhead + extra + round(body * scale))
         shared_end = min(prev_end, first_change) if prev_end >= 0 else cut
         if prev_end >= 0 and first_change >= prev_end:
@@ -613,7 +619,7 @@ def _reset_columns(np: Any, f: dict[str, Any], resets: Mapping[int, int] | None)
 def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, with_policy: bool,
                 cuts: Sequence[int], warm: int = 0, facts: Any = None,
                 resets: Mapping[int, int] | None = None, kept: ThinkingKept = "all",
-                extras: Sequence[int] = ()) -> dict[str, Any]:
+                extras: Sequence[int] = (), extra_at: Sequence[int] | None = None) -> dict[str, Any]:
     """The same prices as ``_price_run`` with numpy over all calls at once; only calls
     whose cache entry a change invalidated are worked one by one. Falls back to the
     reference when a change reaches below an earlier change of the same run (policies
@@ -628,7 +634,7 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
     broke, first = _breaks(np, f, with_policy)
     if broke is None:
         # a change below an earlier one: the reference's stack of prefixes handles it
-        return _price_loop(result, pricing, overhead, scale, with_policy, cuts, warm, resets, kept, extras)
+        return _price_loop(result, pricing, overhead, scale, with_policy, cuts, warm, resets, kept, extras, extra_at)
     ctx = f["ctx_w"] if with_policy else f["ctx_u"]
     seg = _segments(np, result, f, cuts, with_policy)
     if seg is not None:  # only what follows the call's compaction is sent
@@ -639,7 +645,7 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
     prompt = overhead + (ctx if scale == 1.0 else np.rint(ctx * scale).astype(np.int64))
     each: Any = overhead  # the overhead of each call: its segment's where they differ
     if any(extras):
-        seg_no = np.searchsorted(np.asarray(cuts, dtype=np.int64), ends, side="left")
+        seg_no = np.searchsorted(np.asarray(cuts if extra_at is None else extra_at, dtype=np.int64), ends, side="left")
         each = overhead + np.asarray(extras, dtype=np.int64)[np.minimum(seg_no, len(extras) - 1)]
         prompt = np.maximum(0, prompt + each - overhead)
     if f["timed"]:

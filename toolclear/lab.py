@@ -18,7 +18,7 @@ from ._offload import MemoryBackend, StorageBackend
 from .calibration import Calibration, as_sent, cut_before, prefix_sums
 from .counters import TokenCounter, count_tokens, get_counter
 from .errors import ConfigError
-from .model import Message, MessageStatus
+from .model import Message, MessageStatus, Transcript
 from .policies import BUILT_IN, preset_named, spec_for
 from .policies._engine import Engine, assemble
 from .policies.anthropic import AnthropicClearToolUsesConfig
@@ -31,7 +31,8 @@ from .result import Result
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["POLICIES", "STICKY", "Comparison", "PolicyConfig", "apply", "compare", "parse_policy", "policy_name", "policy_spec", "replay"]
+__all__ = ["POLICIES", "STICKY", "Comparison", "PolicyConfig", "apply", "compare", "parse_policy", "policy_name", "policy_spec",
+           "recorded", "replay"]
 
 PolicyConfig = Union[
     ClearToolResultConfig, EinoReductionConfig, AnthropicClearToolUsesConfig,
@@ -58,7 +59,9 @@ def _run(messages: Sequence[Message], config: Any, counter: Any, backend: Storag
     count = get_counter(counter)
     engine = _engine(msgs, config, count, backend, tools, mode)
     if calibration is not None and hasattr(engine, "affine"):  # a compaction's trigger: the prompt as sent
-        engine.affine = (calibration.overhead_tokens, calibration.scale)
+        compacting: Any = engine
+        compacting.affine = (calibration.overhead_tokens, calibration.scale)
+        compacting.anchor = _anchor(calibration, prefix_sums(count_tokens(msgs, count)), len(msgs))
     elif calibration is not None and hasattr(engine, "offset"):  # triggers that count the whole prompt
         prefix = prefix_sums(count_tokens(msgs, count))
         own: Any = engine
@@ -70,6 +73,28 @@ def _run(messages: Sequence[Message], config: Any, counter: Any, backend: Storag
     result = assemble(msgs, engine, config, count, calls, mode=mode)
     finish = getattr(engine, "finish", None)  # a policy whose own state is the final history (eino's reduction)
     return finish(result) if finish is not None else result
+
+
+def _anchor(cal: Calibration, prefix: Sequence[int], n: int) -> Any:
+    """For a compaction policy's trigger: what the log's call at a given point sent beyond
+    the transcript it held, so a simulated context is sent as the log says it was. Up to
+    the log's first compaction, the call's own; after it (the log then sent another
+    context), what it sent at its last call before; once the policy has compacted, what
+    the log's calls sent beyond the transcript after its own compaction (the system
+    prompt, tools and what the agent attaches again), where the log shows one."""
+    first_cut = cal.cuts[0] if cal.cuts else n + 1
+    before = [k for k in cal.prompts if k < first_cut]
+    last_known = max(before) if before else first_cut
+    after = sorted(cal.prompts[k] - round(cal.scale * (prefix[k] - prefix[cut_before(cal.cuts, k)]))
+                   for k in sorted(k for k in cal.prompts if k > first_cut)[:5])
+    post = after[len(after) // 2] if after else None
+
+    def anchor(length: int, compacted: bool) -> int:
+        if compacted and post is not None:
+            return post
+        at = length if length <= first_cut else last_known
+        return as_sent(cal, at, prefix) - round(cal.scale * prefix[at])
+    return anchor
 
 
 def _calibrated(result: Result, calibration: Calibration | None, counter: Any) -> Result:
@@ -216,6 +241,19 @@ def replay(
         raise ConfigError("offloading belongs to eino's clear policy; eino's reduction truncates instead")
     return _calibrated(_run(messages, config, counter, backend, tools, "replay", calibration), calibration,
                        get_counter(counter))
+
+
+def recorded(transcript: Transcript | Sequence[Message], *, counter: str | TokenCounter | None = None,
+             calibration: Calibration | None = None) -> Result:
+    """The run as the agent ran it, call by call: every compaction its log records
+    applied at the call where the log shows it (``Result.compactions`` lists them, with
+    the log's trigger and pre-compaction tokens). Takes a ``Transcript`` or its
+    messages; ``cost``, ``losses``, ``compare`` and the charts take it like any replay."""
+    from .policies.as_recorded import AsRecordedConfig
+
+    messages = transcript.messages if isinstance(transcript, Transcript) else tuple(transcript)
+    config: Any = AsRecordedConfig()
+    return replay(messages, config, counter=counter, calibration=calibration)
 
 
 @dataclass(frozen=True)

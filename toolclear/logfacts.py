@@ -43,7 +43,7 @@ def compactions_of(messages: Sequence[Message]) -> tuple[int, ...]:
 class LogCompaction(NamedTuple):
     """One compaction as the log records it."""
 
-    index: int
+    position: int
     """The first message after it (the summary where the log holds one)."""
     trigger: str
     pre_tokens: int

@@ -344,12 +344,18 @@ def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
             for i in sorted(lost):
                 refs.append(LostReference(k, i, tuple(lost[i])))
                 needed.add(i)
+    return _with_refetches(result, original, refs, needed, calls, len(changed))
+
+
+def _with_refetches(result: Any, original: Sequence[Message], refs: list[LostReference], needed: set[int],
+                    calls: int, changed: int) -> Losses:
+    """The losses found by the terms, with each re-fetch added (``_refetched``)."""
     for k, i in _refetched(original, result.cleared_at):
         refs.append(LostReference(k, i, (REFETCHED,)))
         needed.add(i)
     refs.sort(key=lambda r: (r.call_index, r.message_index))
     counts = result.token_counts_original or result.token_counts
-    return Losses(tuple(refs), tuple(sorted(needed)), sum(counts[i] for i in needed), calls, len(changed))
+    return Losses(tuple(refs), tuple(sorted(needed)), sum(counts[i] for i in needed), calls, changed)
 
 
 REFETCHED = "(fetched again)"

@@ -49,6 +49,9 @@ class Compaction(NamedTuple):
     called: bool = True
     """A model wrote the summary (its call is priced); False where the policy put a fixed
     text instead (LangChain when nothing it would summarise starts on a human message)."""
+    cached: bool = True
+    """The summarization call reads the context from the prompt cache (False: OpenHands'
+    condenser turns caching off for its calls)."""
 
 
 class Step(NamedTuple):

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ..model import Transcript, Usage
+from ..model import Message, Transcript, Usage, utf8_len
 from ._base import Builder, FormatReader, json_type, str_or_none, token_count
 from ._doc import BadLine, Document
 from .responses import read_item
@@ -75,6 +75,9 @@ class CodexFormat(FormatReader):
                 total = self._record_usage(b, rec, payload, usages, last_total, model)
                 last_total = total if total is not None else last_total
                 continue
+            if rec.get("type") == "compacted" and isinstance(payload, dict):
+                self._compacted(b, i, payload)
+                continue
             if rec.get("type") != "response_item" or not isinstance(payload, dict):
                 continue
             kind = read_item(jl, payload, (i, "payload"), b)
@@ -86,6 +89,36 @@ class CodexFormat(FormatReader):
             b.set_usage(index, usage)
         _note_skipped(b, skipped_reasoning, not_read)
         return [b.build(self.name, id=session, source=source, title="Codex session")]
+
+    @staticmethod
+    def _compacted(b: Builder, i: int, payload: dict[str, Any]) -> None:
+        """A ``compacted`` line: Codex replaced its history with the initial context, the
+        latest user messages (up to 20,000 tokens) and the summary in ``message``. The
+        summary is a user message here, its meta naming the messages the compacted history
+        kept (the ``replacement_history``'s user messages where the line has one, else the
+        ones Codex's rule keeps)."""
+        text = payload.get("message")
+        if not isinstance(text, str):
+            b.warnings.append(f"line {i + 1}: a compacted record without a 'message' string; kept as it is")
+            return
+        users = [k for k, m in enumerate(b.messages) if m.role == "user" and not (m.meta or {}).get("compaction")
+                 and not m.content.startswith(_SESSION_PREFIXES)]
+        history = payload.get("replacement_history")
+        kept: list[int] = []
+        if isinstance(history, list):
+            texts = {_item_text(item) for item in history if isinstance(item, dict) and item.get("role") == "user"}
+            kept = [k for k in users if b.messages[k].content in texts]
+        else:
+            left = _USER_MESSAGES_KEPT
+            for k in reversed(users):
+                n = (utf8_len(b.messages[k].content) + 3) // 4
+                if n > left:
+                    break
+                kept.append(k)
+                left -= n
+        facts = {"trigger": "", "pre_tokens": 0, "summary": True, "kept": tuple(sorted(kept)),
+                 "source": "codex compacted"}
+        b.add(Message("user", text, meta={"compaction": facts}), [(i, "payload", "message")], (i, "payload"))
 
     @staticmethod
     def _record_usage(b: Builder, rec: dict[str, Any], payload: dict[str, Any], usages: dict[int, Usage],
@@ -127,3 +160,17 @@ def _note_skipped(b: Builder, reasoning: int, not_read: Counter[str]) -> None:
 
 
 _count = token_count  # one rule for every reader: toolclear.formats._base
+
+_USER_MESSAGES_KEPT = 20_000
+"""Codex's ``COMPACT_USER_MESSAGE_MAX_TOKENS`` (codex-rs/core/src/compact.rs)."""
+_SESSION_PREFIXES = ("<environment_context>", "# AGENTS.md instructions", "<user_instructions>", "<INSTRUCTIONS>")
+"""User messages Codex's ``collect_user_messages`` leaves out: the session's own context."""
+
+
+def _item_text(item: dict[str, Any]) -> str:
+    content = item.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(c["text"] for c in content if isinstance(c, dict) and isinstance(c.get("text"), str))
+    return ""

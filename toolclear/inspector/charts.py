@@ -26,7 +26,7 @@ STATUS_COLORS = {
     "already cleared": "#8c8c8c",
     "excluded": "#9467bd",
     "offloaded": "#ff7f0e",
-    "compacted": "#8c564b",
+    "compacted": "#c49c94",
     "kept": "#1f77b4",
     "other message": "#c7d4e3",
 }

@@ -38,6 +38,13 @@ FAMILIES = (
     "anthropic_thinking",
     "as_recorded",
     "langchain_summarization",
+    "anthropic_compaction",
+    "claude_code_compact",
+    "codex_compact",
+    "eino_summarization",
+    "openhands_summarizing",
+    "openai_compaction",
+    "adk_compaction",
 )
 """toolclear's own policies, one module each (ending in its ``SPEC``): a new policy is a
 module here and its name on one line of this tuple, nothing else."""

@@ -37,7 +37,7 @@ def summary_ratio(messages: Sequence[Message], counts: Sequence[int]) -> float:
     """The run's own summary size per token summarised, read from the compactions its
     log records (the summary's tokens over the log's pre-compaction figure), else
     ``DEFAULT_SUMMARY_RATIO``."""
-    ratios = [counts[c.index] / c.pre_tokens for c in log_compactions(messages) if c.summary and c.pre_tokens > 0]
+    ratios = [counts[c.position] / c.pre_tokens for c in log_compactions(messages) if c.summary and c.pre_tokens > 0]
     return sum(ratios) / len(ratios) if ratios else DEFAULT_SUMMARY_RATIO
 
 
@@ -68,11 +68,13 @@ class CompactingEngine:
     what this policy replaces): their summaries are not sent.
 
     ``affine`` (overhead, scale; set by a calibrated replay) turns the context's tokens
-    into tokens as sent: what a trigger on the provider's count compares."""
+    into tokens as sent: what a trigger on the provider's count compares; ``anchor``
+    (length -> overhead) holds it to each call's recorded prompt where there is one."""
 
     def __init__(self, messages: tuple[Message, ...], counter: TokenCounter, rule: Rule, name: str,
-                 summary_tokens: int = 0, trigger: str = "auto") -> None:
-        self.msgs, self.rule, self.name, self.trigger = messages, rule, name, trigger
+                 summary_tokens: int = 0, trigger: str = "auto", cached: bool = True) -> None:
+        self.msgs, self.rule, self.name, self.trigger, self.cached = messages, rule, name, trigger, cached
+        self.trigger_now = trigger
         self.counts = list(count_tokens(messages, counter))
         self.prefix = [0]
         for c in self.counts:
@@ -91,9 +93,15 @@ class CompactingEngine:
         self.read_tokens = 0  # what the summarisation call reads, when the rule says less than all
         self.fixed_text: int | None = None  # a summary the rule writes itself (no call), by its tokens
         self.affine: tuple[int, float] = (0, 1.0)
+        self.anchor: Callable[[int, bool], int] | None = None
 
-    def sent(self, tokens: int) -> int:
+    def sent(self, tokens: int, length: int | None = None) -> int:
+        """``tokens`` of the context as sent: at the call whose context is
+        ``messages[:length]`` what the log says the run sent beyond its transcript there
+        (``anchor``), else the fitted overhead; the counter's tokens at the fitted scale."""
         overhead, scale = self.affine
+        if self.anchor is not None and length is not None:
+            overhead = self.anchor(length, bool(self.compactions))
         return overhead + round(scale * tokens)
 
     def summary_size(self, before: int) -> int:
@@ -116,8 +124,8 @@ class CompactingEngine:
                 self.count[i] = self.counts[i]
                 self.tokens += self.counts[i]
             self.scan += 1
-        sent = self.sent(self.tokens)
-        self.read_tokens, self.fixed_text = 0, None
+        sent = self.sent(self.tokens, length)
+        self.read_tokens, self.fixed_text, self.trigger_now = 0, None, self.trigger
         if not self.visible or not self.rule.fires(self, length, sent):
             return delta
         keep = self.rule.keep(self, length)
@@ -126,6 +134,8 @@ class CompactingEngine:
             return delta
         before_tokens = self.tokens
         size = self.fixed_text if self.fixed_text is not None else self.summary_size(before_tokens)
+        # a summary is never longer than what it stands for
+        size = max(1, min(size, sum(self.count[i] for i in drop))) if self.fixed_text is None else size
         slot = drop[-1]
         summary = summary_message(len(drop), size, self.name)
         for i in drop[:-1]:
@@ -138,9 +148,9 @@ class CompactingEngine:
         self.visible = kept
         self.count = {i: (size if i == slot else self.count[i]) for i in kept}
         self.tokens = sum(self.count.values())
-        self.compactions.append(Compaction(length, self.trigger, sent, self.sent(self.tokens), size,
+        self.compactions.append(Compaction(length, self.trigger_now, sent, self.sent(self.tokens, length), size,
                                            tuple(drop), slot, self.name, self.read_tokens,
-                                           self.fixed_text is None))
+                                           self.fixed_text is None, self.cached))
         return delta
 
     def status(self, index: int, changed: bool) -> MessageStatus:
@@ -149,7 +159,10 @@ class CompactingEngine:
         return MessageStatus.KEPT
 
     def finish(self, result: Result) -> Result:
-        return replace(result, compactions=tuple(self.compactions))
+        """The Result with its compactions (one the final pass over the whole history
+        made is not one a model call was sent)."""
+        n = len(self.msgs)
+        return replace(result, compactions=tuple(c for c in self.compactions if c.at < n))
 
 
 def last_messages(engine: CompactingEngine, n: int) -> set[int]:
@@ -185,9 +198,32 @@ def tokens_tail(engine: CompactingEngine, budget: int, counted: Callable[[int], 
     return set(vis[safe_start(engine, start):])
 
 
-def engine_of(rule_for: Callable[[Any], Rule], name: str, trigger: str = "auto") -> Callable[..., CompactingEngine]:
+def engine_of(rule_for: Callable[[Any], Rule], name: str, trigger: str = "auto",
+              cached: bool = True) -> Callable[..., CompactingEngine]:
     """A spec's ``engine`` for a compaction policy whose decisions ``rule_for(config)`` makes."""
     def make(messages: Any, config: Any, counter: TokenCounter, **_: Any) -> CompactingEngine:
         return CompactingEngine(tuple(messages), counter, rule_for(config), name,
-                                summary_tokens=getattr(config, "summary_tokens", 0) or 0, trigger=trigger)
+                                summary_tokens=getattr(config, "summary_tokens", 0) or 0, trigger=trigger,
+                                cached=cached)
     return make
+
+
+class TokenTrigger:
+    """The rule most compactions share: past ``threshold`` tokens as sent, everything
+    visible is summarised but what ``keep`` (a function of the engine) keeps."""
+
+    def __init__(self, threshold: Callable[[CompactingEngine], int | None],
+                 keep: Callable[[CompactingEngine], set[int]] = lambda e: set(), strict: bool = True) -> None:
+        self.threshold, self._keep, self.strict = threshold, keep, strict
+
+    def fires(self, e: CompactingEngine, length: int, sent: int) -> bool:
+        limit = self.threshold(e)
+        return limit is not None and (sent > limit if self.strict else sent >= limit)
+
+    def keep(self, e: CompactingEngine, length: int) -> set[int]:
+        return self._keep(e)
+
+
+def system_messages(e: CompactingEngine) -> set[int]:
+    """The visible system messages: the instructions every compaction keeps."""
+    return {i for i in e.visible if e.msgs[i].role == "system"}

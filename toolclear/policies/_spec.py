@@ -110,6 +110,9 @@ class PolicySpec:
     """It compacts the context (a summary in place of what it drops) and so stands in for
     the compactions the log records: its replay leaves the log's summaries out and is
     priced without the log's compactions; the run without it keeps them."""
+    resends_after_compaction: bool = False
+    """After each compaction the agent sends again what the log's compactions show it
+    sending (Claude Code attaches the files it read and its todos): priced so."""
     exports: tuple[str, ...] = ()
     """What the Export view writes for it besides toolclear's own snippet (a framework's
     settings: "go", "anthropic-json", "python", "toml", "yaml")."""

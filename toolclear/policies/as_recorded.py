@@ -14,14 +14,14 @@ from bisect import bisect_right
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..counters import TokenCounter, count_tokens, get_counter
+from ..counters import TokenCounter, count_tokens
 from ..logfacts import log_compactions
-from ..model import Message, MessageStatus, Transcript
+from ..model import Message, MessageStatus
 from ..result import Compaction, Result
 from ._engine import left_out
 from ._spec import PolicySpec, Preset
 
-__all__ = ["SPEC", "AsRecordedConfig", "recorded"]
+__all__ = ["SPEC", "AsRecordedConfig"]
 
 
 @dataclass(frozen=True)
@@ -43,14 +43,14 @@ class RecordedEngine:
 
     def advance(self, length: int) -> dict[int, Message | None]:
         delta: dict[int, Message | None] = {}
-        while self.next < len(self.cuts) and self.cuts[self.next].index < length:
+        while self.next < len(self.cuts) and self.cuts[self.next].position < length:
             cut = self.cuts[self.next]
             kept = set(cut.kept)
-            for i in range(self.start, cut.index):
+            for i in range(self.start, cut.position):
                 if i not in kept and i not in self.dropped:
                     delta[i] = left_out(self.msgs[i])
                     self.dropped[i] = self.next
-            self.start = cut.index
+            self.start = cut.position
             self.next += 1
         return delta
 
@@ -63,7 +63,7 @@ class RecordedEngine:
         ends = [s.call_index for s in result.model_call_steps]
         log = result._seen or result.messages
         for k, cut in enumerate(self.cuts):
-            pos = bisect_right(ends, cut.index)
+            pos = bisect_right(ends, cut.position)
             if pos >= len(ends):
                 continue  # nothing was sent after it
             at = ends[pos]
@@ -73,23 +73,13 @@ class RecordedEngine:
                 before = u.prompt_tokens if u is not None and u.prompt_tokens else before
             dropped = tuple(i for i, n in self.dropped.items() if n == k)
             out.append(Compaction(at, cut.trigger, before, result.steps[pos].context_tokens,
-                                  self.counts[cut.index] if cut.summary else 0, tuple(sorted(dropped)),
-                                  cut.index if cut.summary else None, cut.source))
+                                  self.counts[cut.position] if cut.summary else 0, tuple(sorted(dropped)),
+                                  cut.position if cut.summary else None, cut.source))
         return replace(result, compactions=tuple(out))
 
 
 def _engine(messages: Any, config: AsRecordedConfig, counter: TokenCounter, **_: Any) -> RecordedEngine:
     return RecordedEngine(tuple(messages), counter)
-
-
-def recorded(transcript: Transcript | Any, *, counter: str | TokenCounter | None = None) -> Result:
-    """The run as the agent ran it, call by call: every compaction its log records
-    applied where the log shows it (``Result.compactions`` lists them). Takes a
-    ``Transcript`` or its messages; priced by ``cost``, searched by ``losses``."""
-    from ..lab import replay
-
-    messages = transcript.messages if isinstance(transcript, Transcript) else tuple(transcript)
-    return replay(messages, AsRecordedConfig(), counter=get_counter(counter) if counter is not None else None)
 
 
 def _why_nothing(config: Any, sizes: Any) -> str:

@@ -106,7 +106,7 @@ class LangChainSummarizationConfig:
 
     @property
     def clauses(self) -> tuple[Clause, ...]:
-        return self.trigger  # type: ignore[no-any-return]
+        return self.trigger
 
     def spec_value(self, name: str) -> Any:
         """A setting in LangChain's own form (what ``--policy`` and the export write)."""

@@ -1,0 +1,191 @@
+"""The run as recorded: the agent's own compactions as a Result, what they cost and what
+they lost, on the corpus's real compacted Claude Code sessions (whole, and cut so the
+compaction comes early in the file, as a session continued from an earlier one is), a
+manual compaction, and Codex's ``compacted`` records."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import toolclear as tc
+from toolclear.logfacts import compactions_of
+from toolclear.model import OMITTED, MessageStatus
+
+from .conftest import CORPUS
+
+CC = CORPUS / "claude_code"
+COMPACTED = [CC / "entire-cli_cc-2.1.36_progress-events_91-b42542f24f.jsonl",
+             CC / "entire-cli_cc-2.1.37_large_4c-ff5845d5a2.jsonl"]
+CODEX = CORPUS / "codex_cli" / "codex-session-view_rollout-2025-11-17T15-30-28-019a93b9.jsonl"
+
+
+def boundary_lines(path: Path) -> list[tuple[int, dict]]:
+    out = []
+    for n, line in enumerate(path.read_text().splitlines()):
+        rec = json.loads(line)
+        if rec.get("subtype") == "compact_boundary":
+            out.append((n, rec))
+    return out
+
+
+def cut_before_compaction(path: Path, lines_before: int, tmp_path: Path) -> Path:
+    """The session from ``lines_before`` lines before its compaction on: what a file that
+    starts mid-session (a continued session) holds."""
+    lines = path.read_text().splitlines(keepends=True)
+    n = boundary_lines(path)[0][0]
+    out = tmp_path / f"{path.stem}-from-{lines_before}.jsonl"
+    out.write_text("".join(lines[max(0, n - lines_before):]))
+    return out
+
+
+@pytest.mark.parametrize("path", COMPACTED, ids=lambda p: p.name[:30])
+def test_recorded_lists_each_compaction_as_the_log_records_it(path: Path) -> None:
+    t = tc.load(path)
+    r = tc.recorded(t)
+    (n, line), = boundary_lines(path)
+    (c,) = r.compactions
+    assert c.trigger == line["compactMetadata"]["trigger"] == "auto"
+    assert c.tokens_before == line["compactMetadata"]["preTokens"]
+    summary = compactions_of(t.messages)[0]
+    assert c.summary == summary and t.messages[summary].content.startswith("This session is being continued")
+    assert c.dropped == tuple(range(summary))  # everything before the summary
+    assert c.at == next(i for i in range(summary, len(t)) if t.messages[i].role == "assistant")
+    assert c.summary_tokens == tc.count_tokens([t.messages[summary]])[0]
+    # the dropped messages are left out of every later call and marked as compacted
+    assert all(r.messages[i].role == OMITTED for i in c.dropped)
+    assert all(r.statuses[i] is MessageStatus.COMPACTED for i in c.dropped)
+    step = next(s for s in r.model_call_steps if s.call_index == c.at)
+    assert step.cache_break and step.context_tokens < step.context_tokens_unreduced / 2
+    assert c.tokens_after == step.context_tokens
+    # before the compaction the run is sent whole
+    assert all(s.context_tokens == s.context_tokens_unreduced for s in r.model_call_steps if s.call_index < c.at)
+
+
+@pytest.mark.parametrize("lines_before", [None, 2, 10, 40, 100])
+@pytest.mark.parametrize("path", COMPACTED, ids=lambda p: p.name[:30])
+def test_the_cost_of_the_run_as_recorded_is_within_15_percent_of_its_bill(path: Path, lines_before, tmp_path) -> None:
+    """Whole sessions and sessions that compact early in the file (cut 2-100 lines before
+    the compaction): the file lacks the history the first calls sent, and after the
+    compaction Claude Code sends the files it attaches again."""
+    file = path if lines_before is None else cut_before_compaction(path, lines_before, tmp_path)
+    t = tc.load(file)
+    bill = tc.recorded_cost(t.messages)
+    c = tc.cost(tc.recorded(t), calibrate=True)
+    # the calls' input as the log bills them (Claude Code does not log its summarization call)
+    assert c.input_dollars - sum(x.input_dollars for x in c.compaction_calls) == pytest.approx(
+        bill.input_dollars, rel=0.15)
+    # the summarization call is priced, once per compaction, and is in the dollars
+    (call,) = c.compaction_calls
+    assert call.prompt_tokens == tc.recorded(t).compactions[0].tokens_before and call.output_tokens > 0
+    assert c.dollars == pytest.approx(c._sum("dollars") + call.dollars)
+
+
+def test_a_manual_compaction_is_read_as_manual(tmp_path) -> None:
+    src = COMPACTED[1]
+    lines = src.read_text().splitlines(keepends=True)
+    n, rec = boundary_lines(src)[0]
+    rec["compactMetadata"] = {"trigger": "manual", "preTokens": 91_234}
+    lines[n] = json.dumps(rec) + "\n"
+    file = tmp_path / "manual.jsonl"
+    file.write_text("".join(lines))
+    (c,) = tc.recorded(tc.load(file)).compactions
+    assert (c.trigger, c.tokens_before) == ("manual", 91_234)
+
+
+def test_without_a_compaction_the_run_as_recorded_is_the_run() -> None:
+    t = tc.load(CC / "entire-cli_cc-2.1.31_hook-progress_75-0b6d4ae881.jsonl")
+    r = tc.recorded(t)
+    assert r.compactions == () and not r.changed_indices
+    assert all(s.context_tokens == s.context_tokens_unreduced for s in r.steps)
+    c = tc.cost(r, calibrate=True)
+    assert c.dollars == pytest.approx(c.dollars_without_policy) and c.compaction_calls == ()
+
+
+def test_what_a_compaction_lost_counts_a_refetch_even_when_its_name_survived_in_the_summary() -> None:
+    """After the real compaction the agent read files again: each is a needed result of
+    the compaction, also the ones whose names the summary kept (the terms alone would
+    not charge them: the summary still holds the name)."""
+    t = tc.load(COMPACTED[1])
+    r = tc.recorded(t)
+    (c,) = r.compactions
+    lost = tc.losses(r)
+    refetched = [ref for ref in lost.references if ref.terms == ("(fetched again)",)]
+    assert refetched
+    summary = t.messages[c.summary].content
+    named = []
+    for ref in refetched:
+        assert ref.message_index in c.dropped and ref.message_index in lost.needed
+        call = t.messages[ref.call_index]
+        paths = [json.loads(x.arguments).get("file_path", "") for x in call.tool_calls if x.name == "Read"]
+        named += [p for p in paths if p and p.rsplit("/", 1)[-1] in summary]
+    assert named, "some file read again was named in the summary"
+    # and the same reads without the re-fetch rule: the named ones are not charged by terms
+    by_terms = {ref.message_index for ref in lost.references if ref.terms != ("(fetched again)",)}
+    assert {ref.message_index for ref in refetched} - by_terms
+
+
+def test_a_refetch_charges_only_the_latest_earlier_result_of_that_call() -> None:
+    m = tc.Message
+    msgs = [m("user", "go")]
+    for k, (tool, args) in enumerate([("Read", '{"file_path": "/a.py"}'), ("Grep", '{"pattern": "x"}'),
+                                      ("Read", '{"file_path": "/a.py", "offset": 10}'), ("Grep", '{"pattern": "y"}'),
+                                      ("Read", '{"file_path": "/a.py"}')]):
+        msgs += [m("assistant", "", tool_calls=(tc.ToolCall(f"c{k}", tool, args),)),
+                 m("tool", f"contents {k} " * 50, tool_call_id=f"c{k}")]
+    msgs += [m("assistant", "done")]
+    r = tc.replay(msgs, tc.parse_policy("eino:threshold=1,keep_recent_tokens=1"))
+    assert r.cleared_at[2] == 5 and r.cleared_at[6] == 9  # each read cleared by the time the file is read again
+    lost = tc.losses(r)
+    refetch = [(x.call_index, x.message_index) for x in lost.references if x.terms == ("(fetched again)",)]
+    # each re-read (another offset is the same file) charged to the read just before it, not to every earlier one
+    assert refetch == [(5, 2), (9, 6)]
+    assert {2, 6} <= set(lost.needed)
+
+
+def test_compare_and_cost_take_the_run_as_recorded() -> None:
+    t = tc.load(COMPACTED[0])
+    cmp = tc.compare(t.messages, [tc.parse_policy("as-recorded"), tc.parse_policy("eino")], pricing="auto")
+    row = cmp.rows[0]
+    assert row["policy"] == "as recorded" and row["kind"] == "as-recorded"
+    assert row["dollars"] == pytest.approx(tc.cost(tc.recorded(t, calibration=tc.calibrate(t.messages)),
+                                                   calibrate=True).dollars, abs=1e-6)
+
+
+def codex_with_compaction(tmp_path: Path, history: bool) -> Path:
+    """The corpus's real Codex rollout with a ``compacted`` record two thirds in, as
+    Codex writes it (``message``: its summary prefix and the summary; newer versions add
+    the ``replacement_history`` it continued from)."""
+    lines = CODEX.read_text().splitlines(keepends=True)
+    at = 2 * len(lines) // 3
+    user = json.loads(lines[2])["payload"]
+    payload: dict = {"message": "Another language model started to solve this problem and produced a summary of its "
+                                "thinking process.\nThe user wants the chat wired up; the server part is done."}
+    if history:
+        payload["replacement_history"] = [user, {"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": payload["message"]}]}]
+    rec = {"timestamp": json.loads(lines[at])["timestamp"], "type": "compacted", "payload": payload}
+    out = tmp_path / f"codex-{history}.jsonl"
+    out.write_text("".join(lines[:at]) + json.dumps(rec) + "\n" + "".join(lines[at:]))
+    return out
+
+
+@pytest.mark.parametrize("history", [False, True])
+def test_codex_compacted_records_are_compactions_that_keep_the_users_messages(history, tmp_path) -> None:
+    t = tc.load(codex_with_compaction(tmp_path, history))
+    (k,) = compactions_of(t.messages)
+    assert t.messages[k].content.startswith("Another language model")
+    r = tc.recorded(t)
+    (c,) = r.compactions
+    task = next(i for i, m in enumerate(t.messages) if m.role == "user" and m.content.startswith("finish up"))
+    env = next(i for i, m in enumerate(t.messages) if m.content.startswith("<environment_context>"))
+    assert task not in c.dropped and env in c.dropped  # the user's task stays; the session context is resent anyway
+    assert r.messages[task].role == "user" and all(r.messages[i].role == OMITTED for i in c.dropped)
+    assert c.source == "codex compacted" and c.trigger == ""
+    # the file writes back byte for byte, and an edit of the summary lands in the record's message
+    assert tc.dump(t) == codex_with_compaction(tmp_path, history).read_bytes()
+    edited = tc.dump(t, [m.with_content("short") if i == k else m for i, m in enumerate(t.messages)])
+    rec = next(json.loads(x) for x in edited.decode().splitlines() if json.loads(x)["type"] == "compacted")
+    assert rec["payload"]["message"] == "short"

@@ -179,3 +179,43 @@ def test_a_model_no_preset_names_is_priced_from_the_price_library() -> None:
     c = tc.cost(rp, tc.pricing_for("claude-3-5-haiku-20241022"), calibrate=True, compactions=[k for k, _ in t.marks])
     assert c.pricing.input == 0.8  # Claude 3.5 Haiku's list price, not a similar-looking preset's
     assert metrics(at)["Without it"] == f"${c.dollars_without_policy:,.2f}"
+
+
+def test_the_run_as_recorded_lists_its_compactions_and_what_each_dropped() -> None:
+    """A compacted Claude Code session under "As recorded": the Replay view lists the
+    compaction as the log records it and, picked, the results it dropped with the ones
+    later calls needed, the same as the library's."""
+    path = CORPUS / "claude_code" / "entire-cli_cc-2.1.36_progress-events_91-b42542f24f.jsonl"
+    at = start()
+    at.file_uploader(key="upload").set_value((path.name, path.read_bytes(), "application/jsonl")).run()
+    at.radio(key="mode").set_value("replay").run()
+    pick(at, "As recorded (the agent's own compactions)")
+    show(at, "Replay")
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    t = tc.load(path)
+    rp = tc.recorded(t, calibration=lab.sent_as(t.messages))
+    (c,) = rp.compactions
+    lost = tc.losses(rp)
+    table = next(df.value for df in at.dataframe if "tokens before" in df.value.columns)
+    row = table.iloc[0]
+    assert (row["at call"], row["trigger"], row["tokens before"]) == (c.at, "auto", c.tokens_before)
+    assert row["needed later"] == len(set(c.dropped) & set(lost.needed))
+    dropped = next(df.value for df in at.dataframe if "needed by calls" in df.value.columns)
+    assert len(dropped) == sum(1 for i in c.dropped if t.messages[i].role == "tool")
+    results = {i for i in c.dropped if t.messages[i].role == "tool"}
+    assert set(dropped[dropped["needed later"] == "yes"]["message"]) == results & set(lost.needed)
+
+
+@pytest.mark.parametrize("label", ["LangChain SummarizationMiddleware", "Claude Code auto-compact"])
+def test_a_compaction_policy_is_tuned_with_its_sliders_and_shows_its_compactions(label: str) -> None:
+    path = CORPUS / "claude_code" / "entire-cli_cc-2.1.37_large_4c-ff5845d5a2.jsonl"
+    at = start()
+    at.file_uploader(key="upload").set_value((path.name, path.read_bytes(), "application/jsonl")).run()
+    at.radio(key="mode").set_value("replay").run()
+    pick(at, label)
+    kind = "langchain-summarization" if "LangChain" in label else "claude-code-compact"
+    if kind == "claude-code-compact":
+        at.number_input(key="p_claude_code_compact_trigger_tokens_input").set_value(100_000).run()
+    show(at, "Replay")
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    assert any("tokens before" in df.value.columns for df in at.dataframe)

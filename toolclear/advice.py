@@ -24,9 +24,12 @@ ADVISE_SPECS: tuple[str, ...] = (
     "eino-reduction:skip_truncation=true", "eino-reduction:threshold=40000,skip_truncation=true",
     "anthropic", "anthropic:trigger=50000", "anthropic:trigger=150000,keep=5",
     "langchain", "langchain:trigger=50000", "openhands", "swe-agent",
+    "claude-code-compact", "anthropic-compaction", "anthropic-compaction:trigger=100000", "codex-compact:limit=100000",
+    'langchain-summarization:trigger=["tokens",60000]', "openhands-summarizing",
 )
-"""The settings ``advise`` tries on every session: each family at its reference's
-defaults and at a lower and a higher trigger."""
+"""The settings ``advise`` tries on every session: each clearing family at its
+reference's defaults and at a lower and a higher trigger, and the compaction policies
+(against each session as recorded, with the agent's own compactions)."""
 
 
 @dataclass(frozen=True)

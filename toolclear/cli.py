@@ -832,7 +832,8 @@ def _compare(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> in
         if priced is not None and mode == "replay":
             v = verdict(t, configs[0], tried=configs[1:], pricing=priced, calibrate=bool(args.calibrate),
                         counter=args.counter)
-            rows = [{k: val for k, val in r.items() if k != "spec"} for r in v.rows]
+            rows = [{k: val for k, val in r.items() if k != "spec"}
+                    for r in ((v.recorded,) if v.recorded is not None else ()) + v.rows]
         else:
             rows = compare(t.messages, configs, mode=mode, counter=args.counter, calibrate=bool(args.calibrate),
                            compactions=[k for k, _ in t.marks]).rows

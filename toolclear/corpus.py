@@ -412,7 +412,8 @@ class CorpusSweep:
             over = int((per["needed_per_100_calls"] > budget).sum())
             did = ("changes nothing" if not (per["cleared"] > 0).any() else
                    f"saves nothing within {limits}" if over or max_context is not None else "saves nothing")
-            summary = (f"No setting does better than no policy: across {_runs(runs)}, every one of the "
+            summary = (f"No setting does better than no policy (the runs as recorded, with any compaction the agent "
+                       f"made itself): across {_runs(runs)}, every one of the "
                        f"{len(per):,} settings {did} (without a policy: {unit(float(per['without'].max()))}; each "
                        "needed result re-read once is counted against a setting)"
                        + (f"; {over} of them clear more results the agent used later than the loss budget allows"

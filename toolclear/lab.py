@@ -61,7 +61,8 @@ def _run(messages: Sequence[Message], config: Any, counter: Any, backend: Storag
     if calibration is not None and hasattr(engine, "affine"):  # a compaction's trigger: the prompt as sent
         compacting: Any = engine
         compacting.affine = (calibration.overhead_tokens, calibration.scale)
-        compacting.anchor = _anchor(calibration, prefix_sums(count_tokens(msgs, count)), len(msgs))
+        compacting.anchor = _anchor(calibration, prefix_sums(count_tokens(msgs, count)), len(msgs),
+                                    spec_for(config).resends_after_compaction)
     elif calibration is not None and hasattr(engine, "offset"):  # triggers that count the whole prompt
         prefix = prefix_sums(count_tokens(msgs, count))
         own: Any = engine
@@ -75,22 +76,23 @@ def _run(messages: Sequence[Message], config: Any, counter: Any, backend: Storag
     return finish(result) if finish is not None else result
 
 
-def _anchor(cal: Calibration, prefix: Sequence[int], n: int) -> Any:
+def _anchor(cal: Calibration, prefix: Sequence[int], n: int, resends: bool) -> Any:
     """For a compaction policy's trigger: what the log's call at a given point sent beyond
     the transcript it held, so a simulated context is sent as the log says it was. Up to
     the log's first compaction, the call's own; after it (the log then sent another
-    context), what it sent at its last call before; once the policy has compacted, what
-    the log's calls sent beyond the transcript after its own compaction (the system
-    prompt, tools and what the agent attaches again), where the log shows one."""
+    context), what it sent at its last call before; once the policy has compacted, the
+    fitted overhead (the system prompt and tools), or for a policy whose agent attaches
+    context again after a compaction (``resends_after_compaction``) what the log's calls
+    sent beyond the transcript after its own compaction, where the log shows one."""
     first_cut = cal.cuts[0] if cal.cuts else n + 1
     before = [k for k in cal.prompts if k < first_cut]
     last_known = max(before) if before else first_cut
     after = sorted(cal.prompts[k] - round(cal.scale * (prefix[k] - prefix[cut_before(cal.cuts, k)]))
                    for k in sorted(k for k in cal.prompts if k > first_cut)[:5])
-    post = after[len(after) // 2] if after else None
+    post = after[len(after) // 2] if after and resends else cal.overhead_tokens
 
     def anchor(length: int, compacted: bool) -> int:
-        if compacted and post is not None:
+        if compacted:
             return post
         at = length if length <= first_cut else last_known
         return as_sent(cal, at, prefix) - round(cal.scale * prefix[at])

@@ -16,13 +16,16 @@ from typing import Any
 
 from ._kept import KeptFor
 from .lab import Comparison, compare, parse_policy, policy_spec
+from .logfacts import compactions_of
 from .model import Message, Transcript
 
-__all__ = ["DEFAULT_SPECS", "Verdict", "candidates", "scaled", "verdict"]
+__all__ = ["COMPACTION_SPECS", "DEFAULT_SPECS", "Verdict", "candidates", "scaled", "verdict"]
 
 DEFAULT_SPECS: tuple[str, ...] = ("eino", "eino-reduction:skip_truncation=true", "anthropic", "langchain",
                                   "openhands", "swe-agent")
-"""Every built-in family at its reference's defaults: what ``compare`` runs unless told."""
+"""Every built-in clearing family at its reference's defaults: what ``compare`` runs unless told."""
+COMPACTION_SPECS: tuple[str, ...] = ("claude-code-compact", "anthropic-compaction", "openhands-summarizing")
+"""The compaction policies at their defaults, which the verdict also tries."""
 
 
 def _round(value: float) -> int:
@@ -41,16 +44,29 @@ def scaled(messages: Sequence[Message], counter: str | None = None) -> list[str]
 
     msgs = tuple(messages)
     third = _round(sum(count_tokens(msgs, counter or "eino")) / 3)
+    lc_third = _round(sum(langchain_tokens(m) for m in msgs) / 3)
     return [f"eino:threshold={_round(third / 2)},keep={third}", f"anthropic:trigger={third}",
-            f"langchain:trigger={_round(sum(langchain_tokens(m) for m in msgs) / 3)}",
-            f"eino-reduction:threshold={_round(reduction_tokens(msgs) / 3)},skip_truncation=true"]
+            f"langchain:trigger={lc_third}",
+            f"eino-reduction:threshold={_round(reduction_tokens(msgs) / 3)},skip_truncation=true",
+            # compaction counts the prompt as sent (system prompt and tools too): at 60 % of the run's peak
+            f"anthropic-compaction:trigger={max(50_000, _round(0.6 * _peak(msgs, counter, third)))}",
+            f"codex-compact:limit={_round(0.6 * _peak(msgs, counter, third))}",
+            f'langchain-summarization:trigger=["tokens",{lc_third}]']
+
+
+def _peak(msgs: tuple[Message, ...], counter: str | None, fallback: int) -> int:
+    """The run's largest prompt as sent: the log's recorded one, else ``fallback``."""
+    from .lab import sent_as
+
+    cal = sent_as(msgs, counter)
+    return max(cal.prompts.values()) if cal is not None and cal.prompts else 3 * fallback
 
 
 def candidates(messages: Sequence[Message], counter: str | None = None) -> list[str]:
     """The settings a verdict tries on a run: each family at its defaults, and the
     token-triggered ones scaled to this run (``scaled``)."""
     out: list[str] = []
-    for spec in (*DEFAULT_SPECS, *scaled(messages, counter)):
+    for spec in (*DEFAULT_SPECS, *COMPACTION_SPECS, *scaled(messages, counter)):
         canonical = policy_spec(parse_policy(spec))
         if canonical not in out:
             out.append(canonical)
@@ -75,6 +91,11 @@ class Verdict:
     """The judged setting's own comparison: its replay (``results[0]``) and its cost."""
     rows: tuple[dict[str, Any], ...] = ()
     """Every setting tried, the judged one first: ``Comparison.rows`` with its ``spec``."""
+    recorded: dict[str, Any] | None = None
+    """The run as recorded (``toolclear.recorded``: the agent's own compactions), priced
+    the same way: the row every other is measured against."""
+    compactions: int = 0
+    """How many compactions the log records."""
 
     @property
     def dollars(self) -> float:
@@ -109,7 +130,9 @@ class Verdict:
         lost = (f"; {int(r['needed_results']):,} of the {int(r['results_cleared']):,} results it changed were "
                 "needed later" if r["results_cleared"] else "; it changes nothing")
         if self.best is None:
-            second = f"No setting of the {self.tried} tried does better than no policy on this run."
+            second = (f"The run as recorded (its {self.compactions} compaction(s)) is already the cheapest: no "
+                      f"setting of the {self.tried} tried does better." if self.compactions else
+                      f"No setting of the {self.tried} tried does better than no policy on this run.")
         elif self.best["spec"] == self.policy:
             second = f"It is the cheapest of the {self.tried} settings tried."
         else:
@@ -120,7 +143,9 @@ class Verdict:
     def as_dict(self) -> dict[str, Any]:
         return {"policy": self.policy, "pays": self.pays, "pricing": self.pricing, "headline": self.headline,
                 "row": _plain(self.row), "best": _plain(self.best) if self.best is not None else None,
-                "tried": self.tried, "notes": list(self.notes), "rows": [_plain(r) for r in self.rows]}
+                "tried": self.tried, "notes": list(self.notes), "rows": [_plain(r) for r in self.rows],
+                "recorded": _plain(self.recorded) if self.recorded is not None else None,
+                "compactions": self.compactions}
 
 
 def _plain(row: dict[str, Any]) -> dict[str, Any]:
@@ -166,13 +191,19 @@ def verdict(
     rows = (row_of(own, chosen), *_tried.get(msgs, rest, extra=key))
     paying = [r for r in rows if r["net_dollars_saved"] > 0]
     best = min(paying, key=lambda r: (-r["net_dollars_saved"], r["needed_results"])) if paying else None
+    as_recorded = parse_policy("as-recorded")
+    recorded = rows[0] if mine == "as-recorded" else _recorded_rows.get(msgs, lambda: row_of(compare(
+        msgs, [as_recorded], counter=counter, pricing=pricing, calibrate=calibrate, compactions=marks),
+        as_recorded), extra=key[1:])
     return Verdict(mine, rows[0], best, len(rows), own.costs[0].pricing.name if own.costs else "",
-                   own.notes, own, rows)
+                   own.notes, own, rows, recorded, len(compactions_of(msgs)))
 
 
 _candidates: KeptFor[list[str]] = KeptFor(4)
 """The settings tried on a run, worked out once per run and counter (they read every
 message: not again on each move of the judged setting's sliders)."""
+_recorded_rows: KeptFor[dict[str, Any]] = KeptFor(4)
+"""The run as recorded's row, per run and pricing."""
 _tried: KeptFor[tuple[dict[str, Any], ...]] = KeptFor(4)
 """The other settings' rows, per run and pricing: moving the judged setting's numbers
 (a slider in the app) replays that setting alone."""

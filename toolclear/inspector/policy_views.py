@@ -20,7 +20,7 @@ from toolclear import lab, report, schema
 from toolclear.formats import written_as
 from toolclear.inspector import charts, exports, money, snippets
 from toolclear.inspector.verdict_view import render_verdict, report_button
-from toolclear.inspector.widgets import md, slider_pair, store
+from toolclear.inspector.widgets import md, safe, slider_pair, store
 from toolclear.policies import Knob, preset_named, registered
 from toolclear.policies._spec import default_knobs
 from toolclear.policies.eino_reduction import reduction_tokens
@@ -196,9 +196,12 @@ def render_policy(kind: str, t: tc.Transcript, digest: str, counter: str, render
                 rp = result if mode == "replay" else tc.replay(t.messages, config, backend=tc.MemoryBackend()
                                                                if files else None, counter=counter,
                                                                calibration=sent_calibration(t, counter))
-                st.plotly_chart(charts.replay_figure(rp, marks=t.marks, lost=lost if rp is result else losses_of(rp)),
+                rp_lost = lost if rp is result else losses_of(rp)
+                st.plotly_chart(charts.replay_figure(rp, marks=compaction_marks(rp, t), lost=rp_lost),
                                 key="p_replay_chart",
                                 config={"displaylogo": False})
+                if rp.compactions:
+                    render_compactions(rp, t, rp_lost)
                 c = st.columns(3)
                 c[0].metric("Model calls", f"{len(rp.model_call_steps):,}")
                 c[1].metric("Input tokens over all calls", f"{rp.tokens_sent:,}",
@@ -215,6 +218,50 @@ def render_policy(kind: str, t: tc.Transcript, digest: str, counter: str, render
                 render_compare(t, counter, lab.policy_spec(config), pricing, calibrate)
             elif name == "Export":
                 render_policy_export(t, result, config, mode)
+
+
+def compaction_marks(result: tc.Result, t: tc.Transcript) -> tuple[tuple[int, str], ...]:
+    """The compactions a chart marks: the result's own (the run as recorded, a compaction
+    policy's), else the log's."""
+    if result.compactions:
+        return tuple((c.at, f"compaction {n}" + (f" ({c.trigger})" if c.trigger else ""))
+                     for n, c in enumerate(result.compactions, start=1))
+    return t.marks
+
+
+def render_compactions(result: tc.Result, t: tc.Transcript, lost: Any) -> None:
+    """Each compaction: where, why, how much it dropped, and which of the dropped results
+    later calls needed; pick one to see what it dropped."""
+    needed = set(lost.needed) if lost is not None else set()
+    by_message = lost.by_message() if lost is not None else {}
+    rows = []
+    for n, c in enumerate(result.compactions, start=1):
+        dropped_results = [i for i in c.dropped if t.messages[i].role == "tool"]
+        rows.append({"compaction": n, "at call": c.at, "trigger": c.trigger or "-", "tokens before": c.tokens_before,
+                     "tokens after": c.tokens_after, "summary tokens": c.summary_tokens,
+                     "messages dropped": len(c.dropped), "tool results dropped": len(dropped_results),
+                     "needed later": len([i for i in c.dropped if i in needed]),
+                     "summary call": "made" if c.called else "none (fixed text)"})
+    st.subheader("Compactions", anchor=False)
+    st.dataframe(rows, hide_index=True, key="p_compactions")
+    pick = st.selectbox("What a compaction dropped", [r["compaction"] for r in rows], key="p_compaction_pick",
+                        format_func=lambda k: f"compaction {k} at call {rows[k - 1]['at call']:,}")
+    c = result.compactions[int(pick or 1) - 1]
+    counts = result.token_counts
+    names = {call.id: call.name for m in t.messages[: c.at] if m.role == "assistant" for call in m.tool_calls}
+    detail = []
+    for i in c.dropped:
+        m = t.messages[i]
+        if m.role != "tool":
+            continue
+        refs = by_message.get(i, [])
+        detail.append({"message": i, "tool": safe(m.tool_name or names.get(m.tool_call_id, "")),
+                       "tokens": counts[i], "needed later": "yes" if i in needed else "",
+                       "needed by calls": ", ".join(f"{r.call_index:,}" for r in refs[:8]),
+                       "preview": safe(m.content[:120])})
+    st.dataframe(detail, hide_index=True, key="p_compaction_dropped")
+    st.caption(f"{len(detail):,} tool result(s) dropped by compaction {pick}; \"needed later\": a later reply "
+               "used a term only they held, or the agent fetched them again (the same call, the same file).")
 
 
 LOSSES_AUTO_LIMIT = 20_000

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ..checks import whole
 from ..errors import ConfigError
 from ._compaction import CompactingEngine, engine_of
-from ._spec import Knob, PolicySpec, Preset
+from ._spec import Knob, Option, PolicySpec, Preset
 
 __all__ = ["SPEC", "OpenHandsSummarizingConfig"]
 
@@ -65,13 +65,14 @@ SPEC = PolicySpec(
     presets=(Preset("openhands-summarizing", "OpenHands LLMSummarizingCondenser",
                     "OpenHands' summarizing condenser: past max_size events, all but the first and the latest "
                     "half become one summary.", OpenHandsSummarizingConfig,
-                    knobs=(Knob("max_size", "Max events in the view", "messages", "max_size"),
-                           Knob("keep_first", "Events kept at the start", "messages", "keep_first"))),),
+                    knobs=(Knob("max_size", "Max events in the view", "messages", "max_size"),)),),
     aliases={"max": "max_size", "first": "keep_first", "summary": "summary_tokens"},
     sticky=True,
     compacts=True,
     describe=lambda c: f"openhands-summarizing {c.max_size}/{c.keep_first}",
     changed_noun="event(s) condensed",
+    options=(Option("keep_first", "Events kept at the start (less than half of max_size)", "number",
+                    key="opt_first"),),
     why_nothing=lambda c, sizes: f"the view never held more than {c.max_size} events ({sizes['messages']} messages).",
 )
 """OpenHands' LLMSummarizingCondenser, as the registry lists it."""

@@ -107,6 +107,16 @@ def _calibrated(result: Result, calibration: Calibration | None, counter: Any) -
     # the replay's own prefix sums when it kept them (the counter its steps are in)
     prefix = result._trace.prefix if result._trace is not None else prefix_sums(
         count_tokens(result._seen or result.messages, counter))
+    spec = spec_for(result.config)
+    if spec.compacts:  # its own context, sent as its trigger saw it; the run without it as recorded
+        anchor = _anchor(calibration, prefix, len(prefix) - 1, spec.resends_after_compaction)
+        firsts = [c.at for c in result.compactions]
+        sent = tuple(s._replace(context_tokens=anchor(s.call_index, bool(firsts) and firsts[0] <= s.call_index)
+                                + round(calibration.scale * s.context_tokens),
+                                context_tokens_unreduced=as_sent(calibration, s.call_index, prefix))
+                     for s in result.steps)
+        return _with(result, steps=sent, calibration=calibration, notes=(*result.notes, "tokens as sent"),
+                     _plain_steps=result.steps)
     counts, after, at = result.token_counts, result.token_counts_after, result.cleared_at
     media = sorted(calibration.media.items())
     steps = []

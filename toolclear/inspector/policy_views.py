@@ -196,20 +196,7 @@ def render_policy(kind: str, t: tc.Transcript, digest: str, counter: str, render
                 rp = result if mode == "replay" else tc.replay(t.messages, config, backend=tc.MemoryBackend()
                                                                if files else None, counter=counter,
                                                                calibration=sent_calibration(t, counter))
-                rp_lost = lost if rp is result else losses_of(rp)
-                st.plotly_chart(charts.replay_figure(rp, marks=compaction_marks(rp, t), lost=rp_lost),
-                                key="p_replay_chart",
-                                config={"displaylogo": False})
-                if rp.compactions:
-                    render_compactions(rp, t, rp_lost)
-                c = st.columns(3)
-                c[0].metric("Model calls", f"{len(rp.model_call_steps):,}")
-                c[1].metric("Input tokens over all calls", f"{rp.tokens_sent:,}",
-                            f"-{rp.tokens_sent_unreduced - rp.tokens_sent:,} vs. no policy", delta_color="off")
-                c[2].metric("Prompt-cache breaks", f"{rp.cache_breaks:,}")
-                if pricing is not None:
-                    money.render_cost_view(priced if priced is not None else tc.cost(
-                        rp, pricing, calibrate=calibrate, compactions=[k for k, _ in t.marks]), t)
+                render_replay_view(rp, t, lost if rp is result else losses_of(rp), pricing, calibrate, priced)
             elif name == "Messages":
                 render_table(t, result)
             elif name == "Parameter sweep":
@@ -218,6 +205,23 @@ def render_policy(kind: str, t: tc.Transcript, digest: str, counter: str, render
                 render_compare(t, counter, lab.policy_spec(config), pricing, calibrate)
             elif name == "Export":
                 render_policy_export(t, result, config, mode)
+
+
+def render_replay_view(rp: tc.Result, t: tc.Transcript, lost: Any, pricing: tc.Pricing | None, calibrate: bool,
+                       priced: Any) -> None:
+    """The Replay view: context per call, the compactions, the calls' numbers and dollars."""
+    st.plotly_chart(charts.replay_figure(rp, marks=compaction_marks(rp, t), lost=lost), key="p_replay_chart",
+                    config={"displaylogo": False})
+    if rp.compactions:
+        render_compactions(rp, t, lost)
+    c = st.columns(3)
+    c[0].metric("Model calls", f"{len(rp.model_call_steps):,}")
+    c[1].metric("Input tokens over all calls", f"{rp.tokens_sent:,}",
+                f"-{rp.tokens_sent_unreduced - rp.tokens_sent:,} vs. no policy", delta_color="off")
+    c[2].metric("Prompt-cache breaks", f"{rp.cache_breaks:,}")
+    if pricing is not None:
+        money.render_cost_view(priced if priced is not None else tc.cost(
+            rp, pricing, calibrate=calibrate, compactions=[k for k, _ in t.marks]), t)
 
 
 def compaction_marks(result: tc.Result, t: tc.Transcript) -> tuple[tuple[int, str], ...]:
@@ -244,9 +248,10 @@ def render_compactions(result: tc.Result, t: tc.Transcript, lost: Any) -> None:
                      "summary call": "made" if c.called else "none (fixed text)"})
     st.subheader("Compactions", anchor=False)
     st.dataframe(rows, hide_index=True, key="p_compactions")
-    pick = st.selectbox("What a compaction dropped", [r["compaction"] for r in rows], key="p_compaction_pick",
-                        format_func=lambda k: f"compaction {k} at call {rows[k - 1]['at call']:,}")
-    c = result.compactions[int(pick or 1) - 1]
+    numbers = list(range(1, len(rows) + 1))
+    pick = st.selectbox("What a compaction dropped", numbers, key="p_compaction_pick",
+                        format_func=lambda k: f"compaction {k} at call {result.compactions[k - 1].at:,}")
+    c = result.compactions[(pick or 1) - 1]
     counts = result.token_counts
     names = {call.id: call.name for m in t.messages[: c.at] if m.role == "assistant" for call in m.tool_calls}
     detail = []

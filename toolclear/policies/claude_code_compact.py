@@ -8,7 +8,9 @@ Claude Code is not open source: the trigger is read from what its logs record
 167,000 from 2.1.20 (``trigger_tokens`` 0: by the log's version, newer when it names
 none). ``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`` sets the trigger as a percentage of the
 200,000-token window (``autocompact_pct_override``). Exact: nothing of the conversation
-is kept. Modelled: the summary's size (``summary_tokens``, else the log's own summaries
+is kept; the check runs after a reply, on the usage it reports, so the call that crosses
+the trigger is sent whole and the next one the summary (the usage counts the reply's output
+too, as ``preTokens`` does). Modelled: the summary's size (``summary_tokens``, else the log's own summaries
 per token they replaced); the files attached again after a compaction are priced where
 the log shows them (``cost`` reads each stretch's overhead), not in a simulated one.
 """
@@ -21,7 +23,7 @@ from dataclasses import dataclass
 from ..checks import whole
 from ..errors import ConfigError
 from ..model import Message
-from ._compaction import CompactingEngine, TokenTrigger, engine_of, system_messages
+from ._compaction import CompactingEngine, engine_of, system_messages
 from ._spec import Knob, PolicySpec, Preset
 
 __all__ = ["SPEC", "ClaudeCodeCompactConfig", "claude_code_version", "trigger_for_version"]
@@ -66,17 +68,30 @@ def trigger_for_version(version: tuple[int, int, int] | None) -> int:
     return EARLY_TRIGGER if version is not None and version < (2, 1, 20) else LATE_TRIGGER
 
 
-def _rule(config: ClaudeCodeCompactConfig) -> TokenTrigger:
-    found: dict[str, int] = {}
+class _Rule:
+    """Claude Code checks the context after a reply, by the usage that reply reports:
+    the call that crosses the trigger is sent whole, the next one the summary."""
 
-    def threshold(e: CompactingEngine) -> int:
-        if "t" not in found:
-            if config.autocompact_pct_override:
-                found["t"] = WINDOW * config.autocompact_pct_override // 100
-            else:
-                found["t"] = config.trigger_tokens or trigger_for_version(claude_code_version(e.msgs))
-        return found["t"]
-    return TokenTrigger(threshold, system_messages, strict=False)
+    def __init__(self, config: ClaudeCodeCompactConfig) -> None:
+        self.c = config
+        self.threshold: int | None = None
+        self.last = 0
+
+    def fires(self, e: CompactingEngine, length: int, sent: int) -> bool:
+        if self.threshold is None:
+            c = self.c
+            self.threshold = (WINDOW * c.autocompact_pct_override // 100 if c.autocompact_pct_override else
+                              c.trigger_tokens or trigger_for_version(claude_code_version(e.msgs)))
+        reply = e.msgs[length] if length < len(e.msgs) else None
+        out = reply.usage.output_tokens if reply is not None and reply.usage is not None else 0
+        last, self.last = self.last, sent + out  # what this reply will report: its prompt and its output
+        if last >= self.threshold:
+            self.last = 0  # this call is sent the summary: the next check reads that
+            return True
+        return False
+
+    def keep(self, e: CompactingEngine, length: int) -> set[int]:
+        return system_messages(e)
 
 
 def _describe(c: ClaudeCodeCompactConfig) -> str:
@@ -88,7 +103,7 @@ def _describe(c: ClaudeCodeCompactConfig) -> str:
 SPEC = PolicySpec(
     name="claude-code-compact",
     config=ClaudeCodeCompactConfig,
-    engine=engine_of(_rule, "claude-code-compact"),
+    engine=engine_of(_Rule, "claude-code-compact"),
     presets=(Preset("claude-code-compact", "Claude Code auto-compact",
                     "Claude Code's auto-compact: at its trigger the whole conversation becomes one summary.",
                     ClaudeCodeCompactConfig,

@@ -294,6 +294,49 @@ def losses_100k() -> list[Row]:
     return rows
 
 
+def compacted_run(n: int = 100_000, every: int = 250) -> tuple[Message, ...]:
+    """``real_run(n)`` with recorded usage and a Claude Code compaction (its summary, as
+    the reader marks it) before every ``every``-th message that is a model call: with the
+    real sessions' own compactions, hundreds of them."""
+    from toolclear.logfacts import COMPACTION_TEXT
+
+    out: list[Message] = []
+    for i, m in enumerate(real_run(n, usage=True)):
+        if i and i % every == 0 and m.role == "assistant":
+            out.append(Message("user", f"{COMPACTION_TEXT} (summary {i}) " + "state " * 400,
+                               meta={"compaction": {"trigger": "auto", "pre_tokens": 160_000, "source": "bench"}}))
+        out.append(m)
+    return tuple(out[:n])
+
+
+def compaction_100k() -> list[Row]:
+    """The run as recorded, priced and searched for losses (``recorded`` + ``cost`` +
+    ``losses``), against the same three steps for a plain replay (eino's clear policy) on
+    the same 100,000-message run with hundreds of compactions, both warm (the run's
+    counts and terms known, as the app and a sweep have them). Target: at most 1.5 x."""
+    from toolclear.logfacts import compactions_of
+
+    msgs = compacted_run()
+
+    def pipeline(make: Callable[[], Any]) -> Any:
+        r = make()
+        tc.cost(r, "claude-sonnet-4-5", calibrate=True)
+        tc.losses(r)
+        return r
+
+    plain = lambda: tc.replay(msgs, tc.ClearToolResultConfig())  # noqa: E731
+    recorded = lambda: tc.recorded(msgs)  # noqa: E731
+    pipeline(plain), pipeline(recorded)  # the run's facts: once
+    t_plain, _ = timed(lambda: pipeline(plain), repeat=3)
+    t_rec, r = timed(lambda: pipeline(recorded), repeat=3)
+    rows = [(f"recorded + cost + losses, 100,000 messages, {len(compactions_of(msgs)):,} compactions",
+             ms(t_rec), f"<= 1.5 x replay + cost + losses (eino) {ms(t_plain)}: {t_rec / t_plain:.2f} x")]
+    t_sim, sim = timed(lambda: pipeline(lambda: tc.replay(msgs, tc.parse_policy("codex-compact:limit=60000"))))
+    rows.append((f"  a compaction policy, the same three (codex-compact, {len(sim.compactions):,} compactions)",
+                 ms(t_sim), f"{t_sim / t_plain:.2f} x"))
+    return rows
+
+
 def formats() -> list[Row]:
     files = [p for p in (ROOT / "tests" / "data" / "corpus").rglob("*") if p.suffix in {".json", ".jsonl", ".traj", ".yaml"}]
     total = sum(p.stat().st_size for p in files)
@@ -441,7 +484,7 @@ def memory() -> list[Row]:
     return rows
 
 
-GROUPS = ("core", "losses", "formats", "media", "app", "browser", "live", "memory", "bad")
+GROUPS = ("core", "losses", "compaction", "formats", "media", "app", "browser", "live", "memory", "bad")
 """The table's groups of rows, in its order (``--only`` picks some)."""
 
 
@@ -467,6 +510,8 @@ def _rows(groups: set[str]) -> list[Row]:
         rows += media_costing()
     if "losses" in groups:
         rows += losses_100k()
+    if "compaction" in groups:
+        rows += compaction_100k()
     if "formats" in groups:
         rows += formats()
     if groups & {"app", "browser"}:

@@ -102,11 +102,49 @@ def naive(result: tc.Result, original: list[tc.Message]) -> tuple[set[tuple[int,
         reduced = set().union(*(pieces(message_text(result.messages[i] if i in changed else original[i]))
                                 for i in range(c))) if c else set()
         lost = {t for t in terms(message_text(original[c])) if t in unreduced and t not in reduced}
-        for i in sorted(changed):
-            mine = tuple(sorted(t for t in lost if t in pieces(message_text(original[i]))))
-            if mine:
-                refs.add((c, i, mine))
+        charged: dict[int, list[str]] = {}
+        for t in lost:  # to the latest earlier message that held it (all of them are changed)
+            latest = max(i for i in range(c) if t in pieces(message_text(original[i])))
+            charged.setdefault(latest, []).append(t)
+        for i, mine in charged.items():
+            refs.add((c, i, tuple(sorted(mine))))
+    refs |= naive_refetches(result, original)
     return refs, {i for _, i, _ in refs}
+
+
+def naive_refetches(result: tc.Result, original: list[tc.Message]) -> set[tuple[int, int, tuple[str, ...]]]:
+    """A re-fetch, as written: a call whose tool and arguments (or, for a read, file) are
+    those of the latest earlier result with them, made while that result was changed."""
+    def keys(call: tc.ToolCall) -> set[tuple[str, str]]:
+        out = {(call.name, " ".join(call.arguments.split()))}
+        if any(w in call.name.lower() for w in ("read", "view", "open", "cat", "get_file")):
+            try:
+                args = json.loads(call.arguments)
+            except ValueError:
+                args = None
+            for key in ("file_path", "path", "filename", "file", "absolute_path", "target_file"):
+                if isinstance(args, dict) and isinstance(args.get(key), str) and args[key]:
+                    out.add(("<file>", args[key]))
+                    break
+        return out
+
+    calls = {c.id: c for m in original if m.role == "assistant" for c in m.tool_calls if c.id}
+    refs, charged = set(), set()
+    for k, m in enumerate(original):
+        if m.role != "assistant":
+            continue
+        for call in m.tool_calls:
+            for key in keys(call):
+                earlier = [i for i in range(k) if original[i].role == "tool" and original[i].tool_call_id in calls
+                           and key in keys(calls[original[i].tool_call_id])]
+                if not earlier:
+                    continue
+                i = earlier[-1]
+                at = result.cleared_at[i]
+                if at is not None and at <= k and i not in charged:
+                    charged.add(i)
+                    refs.add((k, i, ("(fetched again)",)))
+    return refs
 
 
 REAL = [CORPUS / "claude_code" / n for n in (

@@ -59,7 +59,8 @@ def test_recorded_lists_each_compaction_as_the_log_records_it(path: Path) -> Non
     assert all(r.statuses[i] is MessageStatus.COMPACTED for i in c.dropped)
     step = next(s for s in r.model_call_steps if s.call_index == c.at)
     assert step.cache_break and step.context_tokens < step.context_tokens_unreduced / 2
-    assert c.tokens_after == step.context_tokens
+    assert c.tokens_after == t.messages[c.at].usage.prompt_tokens  # the log's own figure: what it sent
+    assert c.tokens_after < c.tokens_before / 2
     # before the compaction the run is sent whole
     assert all(s.context_tokens == s.context_tokens_unreduced for s in r.model_call_steps if s.call_index < c.at)
 
@@ -189,3 +190,46 @@ def test_codex_compacted_records_are_compactions_that_keep_the_users_messages(hi
     edited = tc.dump(t, [m.with_content("short") if i == k else m for i, m in enumerate(t.messages)])
     rec = next(json.loads(x) for x in edited.decode().splitlines() if json.loads(x)["type"] == "compacted")
     assert rec["payload"]["message"] == "short"
+
+
+def test_the_cli_lists_the_compactions_and_compares_against_the_run_as_recorded() -> None:
+    import io
+
+    from toolclear.cli import main
+
+    path = COMPACTED[1]
+    out = io.BytesIO()
+    assert main(["inspect", str(path)], stdout=out, stderr=io.StringIO()) == 0
+    text = out.getvalue().decode()
+    (c,) = tc.recorded(tc.load(path)).compactions
+    assert f"compaction 1 before call {c.at:,} (auto): {c.tokens_before:,} -> {c.tokens_after:,} tokens" in text
+    out = io.BytesIO()
+    assert main(["compare", str(path), "--policy", "claude-code-compact", "--policy", "eino"], stdout=out,
+                stderr=io.StringIO()) == 0
+    lines = out.getvalue().decode().splitlines()
+    head = next(k for k, line in enumerate(lines) if line.startswith("policy "))
+    assert lines[head + 1].startswith("as recorded") and lines[head + 2].startswith("claude-code-compact")
+    out = io.BytesIO()
+    assert main(["compare", str(path), "--json"], stdout=out, stderr=io.StringIO()) == 0
+    doc = json.loads(out.getvalue())
+    assert doc["verdict"]["recorded"]["kind"] == "as-recorded" and doc["verdict"]["compactions"] == 1
+    assert doc["policies"][0]["kind"] == "eino"  # the judged setting stays first in the rows
+
+
+@pytest.mark.parametrize("path", [*COMPACTED, CC / "entire-cli_cc-2.1.31_hook-progress_75-0b6d4ae881.jsonl"],
+                         ids=lambda p: p.name[:30])
+def test_the_fast_replay_of_the_run_as_recorded_is_the_engines(path: Path, tmp_path) -> None:
+    from toolclear import lab
+    from toolclear.policies.as_recorded import AsRecordedConfig
+
+    runs = [tc.load(path).messages, tc.load(codex_with_compaction(tmp_path, True)).messages]
+    for msgs in runs:
+        for counter in (None, "cl100k_base"):
+            fast = tc.recorded(msgs, counter=counter)
+            slow = lab._run(msgs, AsRecordedConfig(), counter, None, (), "replay")
+            assert fast.steps == slow.steps and fast.cleared_at == slow.cleared_at
+            assert fast.messages == slow.messages and fast.statuses == slow.statuses
+            assert fast.compactions == slow.compactions and fast.token_counts_after == slow.token_counts_after
+            assert tuple(fast._trace.at) == tuple(slow._trace.at) and tuple(fast._trace.saved) == tuple(slow._trace.saved)
+            assert tc.cost(fast, "claude-sonnet-4-5", calibrate=True).dollars == pytest.approx(
+                tc.cost(slow, "claude-sonnet-4-5", calibrate=True).dollars)

@@ -30,7 +30,8 @@ from .counters import count_tokens, get_counter, list_counters
 from .errors import ToolclearError
 from .formats import dump_all, list_formats, load_all, written_as
 from .formats._source import read_source
-from .lab import apply, compare, parse_policy, policy_name, replay, sent_as
+from .lab import apply, compare, parse_policy, policy_name, recorded, replay, sent_as
+from .logfacts import compactions_of
 from .model import Transcript, main_conversation
 from .policies import spec_for
 from .policies.eino_clear import (
@@ -40,6 +41,7 @@ from .policies.eino_clear import (
 )
 from .prices import pricing_for, resolve
 from .report import (
+    compaction_lines,
     cost_dict,
     display_text,
     json_bytes,
@@ -832,8 +834,7 @@ def _compare(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> in
         if priced is not None and mode == "replay":
             v = verdict(t, configs[0], tried=configs[1:], pricing=priced, calibrate=bool(args.calibrate),
                         counter=args.counter)
-            rows = [{k: val for k, val in r.items() if k != "spec"}
-                    for r in ((v.recorded,) if v.recorded is not None else ()) + v.rows]
+            rows = [{k: val for k, val in r.items() if k != "spec"} for r in v.rows]
         else:
             rows = compare(t.messages, configs, mode=mode, counter=args.counter, calibrate=bool(args.calibrate),
                            compactions=[k for k, _ in t.marks]).rows
@@ -845,7 +846,9 @@ def _compare(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> in
                      f"{len(t.messages):,} messages · {mode} · tokens counted with {args.counter}")
         if v is not None:
             lines += [f"verdict: {v.headline}", ""]
-        lines += _table_lines(rows, priced=v is not None)
+        recorded = [{k: val for k, val in v.recorded.items() if k != "spec"}] \
+            if v is not None and v.recorded is not None else []
+        lines += _table_lines(recorded + rows, priced=v is not None)  # the run as recorded first
         lines.append("")
     if args.json:
         stdout.write(json_bytes(docs[0] if len(docs) == 1 else docs))
@@ -951,6 +954,8 @@ def _conversation_lines(t: Transcript, args: argparse.Namespace, config: Any, pr
     usage = recorded_usage(t.messages)
     if usage:
         out.append(f"  {usage}")
+    if compactions_of(t.messages):  # the run as recorded: what the agent's own compactions did
+        out += [f"  {line}" for line in compaction_lines(recorded(t, counter=counter_name))]
     out += [f"  warning: {w}" for w in t.warnings[:5]]
     if len(t.warnings) > 5:
         out.append(f"  ... and {len(t.warnings) - 5} more warnings")

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigError
-from .model import Message, Slot
+from .model import OMITTED, Message, Slot
 
 __all__ = ["Losses", "LostReference", "losses", "message_text", "pieces", "terms"]
 
@@ -270,7 +270,10 @@ def losses(result: Any, messages: Sequence[Message] | None = None) -> Losses:
     memo = getattr(result, "__dict__", None)
     if messages is None and memo is not None and isinstance(memo.get(_RESULT_KEY), Losses):
         return memo[_RESULT_KEY]  # a result is immutable: its losses are found once
-    found = _losses(result, messages)
+    from ._gc import paused_gc
+
+    with paused_gc():  # counts, lists and references: no cycles
+        found = _losses(result, messages)
     if messages is None and memo is not None:
         memo[_RESULT_KEY] = found
     return found
@@ -280,18 +283,15 @@ _RESULT_KEY = "_lost"
 
 
 def _lost_at(candidates: Iterable[tuple[str, int]], gone: dict[str, int], forms: dict[str, int],
-             holders: dict[str, list[int]], pending: list[int], held: list[frozenset[str]]) -> dict[int, list[str]]:
+             holders: dict[str, list[int]]) -> dict[int, list[str]]:
     """At one reply: changed message -> the reply's terms that only its original held. A
     term ``u`` earlier messages held is lost when all ``u`` are changed (``gone``) and no
-    changed form holds it."""
+    changed form holds it; it is charged to the latest of them, the one the reply most
+    plausibly drew from (an older copy was superseded by it)."""
     lost: dict[int, list[str]] = {}
     for term, u in candidates:
         if gone.get(term, 0) >= u and term not in forms:
-            for i in holders[term][:u]:
-                lost.setdefault(i, []).append(term)
-            for i in pending:  # changed, not yet in the context: still charged
-                if term in held[i]:
-                    lost.setdefault(i, []).append(term)
+            lost.setdefault(holders[term][u - 1], []).append(term)
     return lost
 
 
@@ -320,6 +320,8 @@ def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
     def enter(i: int) -> None:
         if held[i]:
             _count(gone, held[i])
+        if final[i].role == OMITTED:  # left out of the request (a compaction): no form of it is sent
+            return
         form = _pieces_among(final[i], by_text, by_terms, among)
         if form:
             _count(forms, form)
@@ -339,7 +341,7 @@ def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
         if k not in replies:
             continue
         calls += 1
-        lost = _lost_at(candidates.get(k, ()), gone, forms, holders, pending, held)
+        lost = _lost_at(candidates.get(k, ()), gone, forms, holders)
         if lost:
             for i in sorted(lost):
                 refs.append(LostReference(k, i, tuple(lost[i])))
@@ -387,26 +389,46 @@ def _call_keys(name: str, arguments: str) -> list[tuple[str, str]]:
 
 def _refetched(original: Sequence[Message], cleared_at: Sequence[int | None]) -> list[tuple[int, int]]:
     """(call, result) for each result fetched again by a later call while it was out of
-    that call's context: one pass, each result charged once (at the first re-fetch). Only
-    the latest earlier result of the same call is charged: it is the one fetched again
-    (an older read of the same file was superseded by it)."""
-    call_of: dict[str, list[tuple[str, str]]] = {}
-    latest: dict[tuple[str, str], int] = {}  # key -> the latest earlier result, cleared or not
+    that call's context: each result charged once (at the first re-fetch). Only the
+    latest earlier result of the same call is charged: it is the one fetched again (an
+    older read of the same file was superseded by it). Which call re-fetches which
+    result is the same for every replay of a run: found once (``_refetch_pairs``)."""
     out: list[tuple[int, int]] = []
     charged: set[int] = set()
+    for k, i in _refetch_pairs(original):
+        at = cleared_at[i] if i < len(cleared_at) else None
+        if at is not None and at <= k and i not in charged:
+            charged.add(i)
+            out.append((k, i))
+    return out
+
+
+def _refetch_pairs(original: Sequence[Message]) -> list[tuple[int, int]]:
+    """Every (call, the latest earlier result of the same call or the same file read), in
+    call order, kept on the run's first message as its other facts are."""
+    memo = original[0]._memo if original else {}
+    hit = memo.get(_REFETCH_KEY)
+    if hit is not None and hit[0] == len(original) and hit[1] is original[-1]:
+        return hit[2]  # type: ignore[no-any-return]
+    call_of: dict[str, list[tuple[str, str]]] = {}
+    latest: dict[tuple[str, str], int] = {}  # key -> the latest earlier result
+    pairs: list[tuple[int, int]] = []
     for k, m in enumerate(original):
         if m.role == "assistant" and m.tool_calls:
             for c in m.tool_calls:
                 keys = _call_keys(c.name, c.arguments)
                 for key in keys:
                     i = latest.get(key, -1)
-                    at = cleared_at[i] if 0 <= i < len(cleared_at) else None
-                    if at is not None and at <= k and i not in charged:
-                        charged.add(i)
-                        out.append((k, i))
+                    if i >= 0:
+                        pairs.append((k, i))
                 if c.id:
                     call_of[c.id] = keys
         elif m.role == "tool":
             for key in call_of.get(m.tool_call_id, ()):
                 latest[key] = k
-    return out
+    if original:
+        memo[_REFETCH_KEY] = (len(original), original[-1], pairs)
+    return pairs
+
+
+_REFETCH_KEY = "_refetch_pairs"

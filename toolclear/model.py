@@ -34,6 +34,8 @@ class Slot(enum.Enum):
     kept under each counter's name (a string); every other slot is a member here, so no
     two modules share a key by accident and no counter's name can take one."""
 
+    __hash__ = object.__hash__  # members are singletons: hashed by identity, in C (Enum's own is Python)
+
     CLEARED = enum.auto()
     """``Message.replaced``: (the text, the copy holding it)."""
     ROW = enum.auto()

@@ -67,6 +67,18 @@ def recorded_usage(messages: Sequence[Message]) -> str | None:
     )
 
 
+def compaction_lines(result: Result) -> list[str]:
+    """One line per compaction of a result (the run as recorded, a compaction policy's):
+    the CLI's inspect and the HTML report show them."""
+    out = []
+    for n, c in enumerate(result.compactions, start=1):
+        results = sum(1 for i in c.dropped if (result._seen or result.messages)[i].role == "tool")
+        out.append(f"compaction {n} before call {c.at:,}" + (f" ({c.trigger})" if c.trigger else "")
+                   + f": {c.tokens_before:,} -> {c.tokens_after:,} tokens, summary {c.summary_tokens:,}; dropped "
+                   f"{len(c.dropped):,} message(s), {results:,} of them tool results")
+    return out
+
+
 def preview(text: str, limit: int = 80) -> str:
     """One line of a message for tables: whitespace folded, cut with an ellipsis."""
     flat = " ".join(display_text(text[: limit * 4]).split())

@@ -14,11 +14,12 @@ from array import array
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+from .._gc import paused_gc
 from ..counters import TokenCounter, count_tokens
 from ..model import OMITTED, Message, MessageStatus, Slot, ToolCall
 from ..result import Result, Step, Trace
 
-__all__ = ["Engine", "Pairing", "assemble", "left_out", "with_inputs_cleared"]
+__all__ = ["Engine", "Pairing", "assemble", "left_out", "model_calls_of", "with_inputs_cleared"]
 
 
 class Engine(Protocol):
@@ -55,13 +56,26 @@ class Pairing:
         return pairs[i]
 
 
+_LEFT_OUT = Message(role=OMITTED, content="")
+"""What a request leaves out, for every message with no meta: one object (a compaction
+leaves out tens of thousands at once)."""
+
+
 def left_out(m: Message) -> Message:
-    """``m`` as a request leaves it out (it stays in the log): one copy per message,
-    memoised, so every call and every policy that leaves it out shows the same object."""
+    """``m`` as a request leaves it out (it stays in the log): the same object at every
+    call and for every policy that leaves it out (one per message that carries meta, so
+    its positions stay with it; one for all the others)."""
+    if m.meta is None:
+        return _LEFT_OUT
     hit = m._memo.get(Slot.OMITTED)
     if hit is None:
         hit = m._memo[Slot.OMITTED] = Message(role=OMITTED, content="", meta=m.meta)
     return hit
+
+
+def model_calls_of(messages: Sequence[Message]) -> list[int]:
+    """The prefix length of each model call (each assistant message), then the whole run."""
+    return [i for i, m in enumerate(messages) if m.role == "assistant"] + [len(messages)]
 
 
 def with_inputs_cleared(message: Message, call_ids: frozenset[str], empty: str = "{}") -> Message:
@@ -114,6 +128,22 @@ def assemble(
     notes: tuple[str, ...] = (),
 ) -> Result:
     """Run ``engine`` over ``calls`` and keep what each call sent."""
+    with paused_gc():  # tens of thousands of small step tuples, no cycles
+        return _assemble(original, engine, config, counter, calls, mode=mode, final=final, files=files, notes=notes)
+
+
+def _assemble(
+    original: tuple[Message, ...],
+    engine: Engine,
+    config: Any,
+    counter: TokenCounter,
+    calls: Sequence[int],
+    *,
+    mode: str,
+    final: tuple[Message, ...] | None = None,
+    files: Mapping[str, str] | None = None,
+    notes: tuple[str, ...] = (),
+) -> Result:
     n = len(original)
     counts = count_tokens(original, counter)
     prefix = [0] * (n + 1)
@@ -132,11 +162,26 @@ def assemble(
     for call in calls:
         delta = engine.advance(call)
         changed: list[int] = []
+        if not delta:  # most calls change nothing: no counting, no comparing
+            steps.append(Step(call, (), prefix[call] - saved, prefix[call], False, triggered=bool(view)))
+            prev = call
+            continue
         order = sorted(delta)
         news = [delta[i] or original[i] for i in order]
         new_counts = count_tokens(news, counter)  # one batch: the copies are memoised, so mostly known
         for i, new, c in zip(order, news, new_counts):
             old = view.get(i, original[i])
+            if new.role == OMITTED and original[i].role != OMITTED:  # left out: visible unless it already was
+                visible = old.role != OMITTED
+                left = old.role != OMITTED or i not in view
+                if left:
+                    saved += (view_count.get(i, counts[i])) - c
+                    view[i], view_count[i] = new, c
+                    if changed_at[i] is None:
+                        changed_at[i] = call
+                if visible:
+                    changed.append(i)
+                continue
             visible = _visible(old, new)
             if new is original[i] or not _visible(original[i], new):
                 if i in view:

@@ -26,7 +26,7 @@ SETTINGS = [
     "anthropic-compaction", "anthropic-compaction:trigger=60000", "claude-code-compact", "codex-compact",
     "codex-compact:limit=100000", 'langchain-summarization:trigger=["tokens",60000]', "eino-summarization",
     "eino-summarization:tokens=80000", "openhands-summarizing", "openai-compaction:threshold=100000",
-    "adk-compaction:threshold=80000",
+    "adk-compaction:threshold=80000", "hybrid", "hybrid:base=openai-trimmer,keep=1,compaction=anthropic-compaction",
 ]
 
 

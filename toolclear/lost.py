@@ -320,9 +320,8 @@ def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
     def enter(i: int) -> None:
         if held[i]:
             _count(gone, held[i])
-        if final[i].role == OMITTED:  # left out of the request (a compaction): no form of it is sent
-            return
-        form = _pieces_among(final[i], by_text, by_terms, among)
+        # left out of the request (a compaction): no form of it is sent
+        form = _pieces_among(final[i], by_text, by_terms, among) if final[i].role != OMITTED else None
         if form:
             _count(forms, form)
 
@@ -409,7 +408,7 @@ def _refetch_pairs(original: Sequence[Message]) -> list[tuple[int, int]]:
     memo = original[0]._memo if original else {}
     hit = memo.get(_REFETCH_KEY)
     if hit is not None and hit[0] == len(original) and hit[1] is original[-1]:
-        return hit[2]  # type: ignore[no-any-return]
+        return hit[2]
     call_of: dict[str, list[tuple[str, str]]] = {}
     latest: dict[tuple[str, str], int] = {}  # key -> the latest earlier result
     pairs: list[tuple[int, int]] = []

@@ -191,3 +191,31 @@ def test_every_compaction_policy_prices_its_summaries_on_a_real_session() -> Non
         peak = max(s.context_tokens for s in r.model_call_steps)
         assert peak < max(s.context_tokens_unreduced for s in r.model_call_steps), spec
         assert tc.losses(r).calls > 0
+
+
+def test_a_hybrid_compacts_on_what_its_clearing_policy_shows() -> None:
+    """Masking keeps the context small: a compaction whose trigger the raw run passes is
+    not reached behind the masking, and once the context does pass it (a lower trigger),
+    what the compaction dropped stays dropped whatever the masking would show."""
+    msgs = run(6, 12, size=1_200)
+    alone = tc.replay(msgs, tc.parse_policy("openai-compaction:threshold=6000"))
+    assert alone.compactions
+    masked = tc.replay(msgs, tc.parse_policy("hybrid:base=swe-agent,keep=2,compaction=openai-compaction,"
+                                              "compact_at=6000"))
+    assert not masked.compactions  # masking keeps every call under 6,000
+    mask_only = tc.replay(msgs, tc.parse_policy("swe-agent:n=2"))
+    assert [s.context_tokens for s in masked.model_call_steps] == [s.context_tokens for s in mask_only.model_call_steps]
+    low = tc.replay(msgs, tc.parse_policy("hybrid:base=swe-agent,keep=2,compaction=openai-compaction,compact_at=1500"))
+    assert low.compactions
+    first = low.compactions[0]
+    for step in low.model_call_steps:
+        if step.call_index >= first.at:
+            assert all(low.messages[i].role == OMITTED for i in first.dropped if i != first.summary)
+            break
+    assert tc.cost(low, "claude-sonnet-4-5").compaction_calls
+    assert all(s.context_tokens <= 1500 + first.summary_tokens + 2_000 for s in low.model_call_steps
+               if s.call_index > first.at)
+    with pytest.raises(tc.ConfigError, match="compaction policy"):
+        tc.parse_policy("hybrid:compaction=eino")
+    with pytest.raises(tc.ConfigError, match="clearing policy"):
+        tc.parse_policy("hybrid:base=codex-compact")

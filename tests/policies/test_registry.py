@@ -161,8 +161,9 @@ def test_the_families_stand_side_by_side_on_one_floor() -> None:
         # cache-aware wraps any policy of the registry and decides with the run's cache facts;
         # anthropic-thinking runs the anthropic policy's engine beside its own, through the
         # registry: the two that stand on more (named here, so another cannot by accident)
-        # langchain-summarization counts with LangChain's own counter, which the langchain family holds
-        allowed = {"cache_aware": {"toolclear.policies"},
+        # langchain-summarization counts with LangChain's own counter, which the langchain family holds;
+        # hybrid composes any clearing policy with any compaction, through the registry
+        allowed = {"cache_aware": {"toolclear.policies"}, "hybrid": {"toolclear.policies"},
                    "langchain_summarization": {"toolclear.policies.langchain"},
                    "anthropic_thinking": {"toolclear.policies"}}.get(family, set())
         above = imports_of(pkg / f"{family}.py", "toolclear.policies") - FLOOR - HELPERS - allowed

@@ -45,6 +45,7 @@ FAMILIES = (
     "openhands_summarizing",
     "openai_compaction",
     "adk_compaction",
+    "hybrid",
 )
 """toolclear's own policies, one module each (ending in its ``SPEC``): a new policy is a
 module here and its name on one line of this tuple, nothing else."""

@@ -94,6 +94,8 @@ class CompactingEngine:
         self.fixed_text: int | None = None  # a summary the rule writes itself (no call), by its tokens
         self.affine: tuple[int, float] = (0, 1.0)
         self.anchor: Callable[[int, bool], int] | None = None
+        self.count_of: Callable[[int], int] | None = None
+        """A message's tokens as another policy shows it (a hybrid's clearing), else its own."""
 
     def sent(self, tokens: int, length: int | None = None) -> int:
         """``tokens`` of the context as sent: at the call whose context is
@@ -120,9 +122,10 @@ class CompactingEngine:
             if i in self.logged:
                 delta[i] = left_out(self.msgs[i])
             else:
+                c = self.counts[i] if self.count_of is None else self.count_of(i)
                 self.visible.append(i)
-                self.count[i] = self.counts[i]
-                self.tokens += self.counts[i]
+                self.count[i] = c
+                self.tokens += c
             self.scan += 1
         sent = self.sent(self.tokens, length)
         self.read_tokens, self.fixed_text, self.trigger_now = 0, None, self.trigger

@@ -132,6 +132,19 @@ def assemble(
         return _assemble(original, engine, config, counter, calls, mode=mode, final=final, files=files, notes=notes)
 
 
+def _leave_out(i: int, old: Message, new: Message, count: int, call: int, view: dict[int, Message],
+               view_count: dict[int, int], changed_at: list[int | None], original_count: int) -> int:
+    """Message ``i`` left out of the request from ``call`` on (a compaction): the tokens
+    it saves now (0 when it was left out already)."""
+    if old.role == OMITTED and i in view:
+        return 0
+    saved = view_count.get(i, original_count) - count
+    view[i], view_count[i] = new, count
+    if changed_at[i] is None:
+        changed_at[i] = call
+    return saved
+
+
 def _assemble(
     original: tuple[Message, ...],
     engine: Engine,
@@ -172,14 +185,8 @@ def _assemble(
         for i, new, c in zip(order, news, new_counts):
             old = view.get(i, original[i])
             if new.role == OMITTED and original[i].role != OMITTED:  # left out: visible unless it already was
-                visible = old.role != OMITTED
-                left = old.role != OMITTED or i not in view
-                if left:
-                    saved += (view_count.get(i, counts[i])) - c
-                    view[i], view_count[i] = new, c
-                    if changed_at[i] is None:
-                        changed_at[i] = call
-                if visible:
+                saved += _leave_out(i, old, new, c, call, view, view_count, changed_at, counts[i])
+                if old.role != OMITTED:
                     changed.append(i)
                 continue
             visible = _visible(old, new)

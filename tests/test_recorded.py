@@ -233,3 +233,52 @@ def test_the_fast_replay_of_the_run_as_recorded_is_the_engines(path: Path, tmp_p
             assert tuple(fast._trace.at) == tuple(slow._trace.at) and tuple(fast._trace.saved) == tuple(slow._trace.saved)
             assert tc.cost(fast, "claude-sonnet-4-5", calibrate=True).dollars == pytest.approx(
                 tc.cost(slow, "claude-sonnet-4-5", calibrate=True).dollars)
+
+
+OPENHANDS = CORPUS / "openhands" / "openhands_multi-swe-bench_example_output.jsonl"
+
+
+def openhands_with_condensations(tmp_path: Path) -> Path:
+    """The corpus's real OpenHands evaluation record with two ``CondensationAction``
+    events in its history, as OpenHands writes them: the first forgets a range of event
+    ids and gives a summary, the second forgets an id list and a new summary."""
+    rec = json.loads(OPENHANDS.read_text().splitlines()[0])
+    history = rec["history"]
+    ids = [e["id"] for e in history]
+    first = {"id": 90_001, "action": "condensation", "source": "agent", "message": "Summary: ...",
+             "args": {"forgotten_events_start_id": ids[4], "forgotten_events_end_id": ids[15],
+                      "summary": "USER_CONTEXT: fix the failing test\nCOMPLETED: read the module", "summary_offset": 1}}
+    second = {"id": 90_002, "action": "condensation", "source": "agent", "message": "Summary: ...",
+              "args": {"forgotten_event_ids": ids[16:30], "summary": "USER_CONTEXT: fix it\nCOMPLETED: the fix",
+                       "summary_offset": 1}}
+    rec["history"] = history[:20] + [first] + history[20:36] + [second] + history[36:]
+    out = tmp_path / "openhands-condensed.jsonl"
+    out.write_text(json.dumps(rec) + "\n")
+    return out
+
+
+def test_openhands_condensations_drop_exactly_the_events_they_forget(tmp_path) -> None:
+    path = openhands_with_condensations(tmp_path)
+    t = tc.load(path)
+    rec = json.loads(path.read_text())
+    ids = [e["id"] for e in rec["history"] if e.get("action") != "condensation"]
+    r = tc.recorded(t)
+    first, second = r.compactions
+    assert first.source == second.source == "openhands condensation"
+    summaries = compactions_of(t.messages)
+    assert [t.messages[k].content.split("\n")[0] for k in summaries] == ["USER_CONTEXT: fix the failing test",
+                                                                          "USER_CONTEXT: fix it"]
+    history = rec["history"]
+
+    def event_id(i: int) -> int:  # the id of the event a message was read from (its origin in the file)
+        return history[int(t.origins[i].split("history[")[1].split("]")[0])]["id"]
+    first_ids = set(range(ids[4], ids[15] + 1))
+    assert set(first.dropped) == {i for i in range(summaries[0]) if event_id(i) in first_ids}
+    assert set(second.dropped) == {i for i in range(summaries[1]) if i != summaries[0] and event_id(i) in set(ids[16:30])
+                                   } | {summaries[0]}  # its summary takes the first one's place
+    kept_before_first = [i for i in range(summaries[0]) if i not in first.dropped]
+    assert kept_before_first and all(r.messages[i].role != OMITTED for i in kept_before_first
+                                     if i not in second.dropped)
+    assert all(r.messages[i].role == OMITTED for c in r.compactions for i in c.dropped)
+    assert all(m.meta and "openhands_event" in m.meta for m in t.messages)  # the view positions masking reads
+    assert tc.dump(t) == path.read_bytes()

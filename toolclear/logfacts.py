@@ -54,6 +54,9 @@ class LogCompaction(NamedTuple):
     """Messages before it the compacted context still holds (Codex keeps the latest
     user messages)."""
     source: str
+    dropped: tuple[int, ...] | None = None
+    """The messages it removed where the log names them (OpenHands' forgotten events);
+    None: every message before it but ``kept``."""
 
 
 def log_compactions(messages: Sequence[Message]) -> tuple[LogCompaction, ...]:
@@ -63,8 +66,10 @@ def log_compactions(messages: Sequence[Message]) -> tuple[LogCompaction, ...]:
         m = messages[i]
         facts = (m.meta or {}).get("compaction") or {}
         summary = m.content.startswith(COMPACTION_TEXT) or bool(facts.get("summary"))
+        named = facts.get("dropped")
         out.append(LogCompaction(i, str(facts.get("trigger") or ""), int(facts.get("pre_tokens") or 0), summary,
-                                 tuple(facts.get("kept") or ()), str(facts.get("source") or "claude-code summary")))
+                                 tuple(facts.get("kept") or ()), str(facts.get("source") or "claude-code summary"),
+                                 tuple(named) if named is not None else None))
     return tuple(out)
 
 

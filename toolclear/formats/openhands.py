@@ -181,6 +181,8 @@ class _EventReader:
         self.view = 0  # events of the agent's view so far
         self.position: dict[int, int] = {}  # message -> view position of its event
         self.observed: set[int] = set()  # messages that are observations
+        self.event_of: dict[int, Any] = {}  # message -> the id of the event it was read from
+        self.summary: int | None = None  # the message holding the latest condensation's summary
 
     def event(self, e: dict[str, Any], path: Path) -> None:
         """Read one event, noting where it stands in the agent's view."""
@@ -193,6 +195,8 @@ class _EventReader:
             self.position[before] = self.view
             if "action" not in e:
                 self.observed.add(before)
+            for k in range(before, len(self.b.messages)):
+                self.event_of.setdefault(k, e.get("id"))
         if _in_view(e):
             self.view += 1
 
@@ -206,7 +210,7 @@ class _EventReader:
                 starts[i] = starts[i - 1] if i else 0
         ends = starts[1:] + [self.view]
         for i, m in enumerate(b.messages):
-            b.messages[i] = replace(m, meta={"openhands_event": starts[i], "openhands_view": ends[i],
+            b.messages[i] = replace(m, meta={**(m.meta or {}), "openhands_event": starts[i], "openhands_view": ends[i],
                                              "openhands_observation": i in self.observed})
 
     def action(self, e: dict[str, Any], path: Path) -> None:
@@ -219,6 +223,8 @@ class _EventReader:
         thought = str_or(args.get("thought"))
         if action == "system":
             b.add(Message(role="system", content=text), (), path)
+        elif action == "condensation":
+            self.condensation(args, args_path, path)
         elif action == "message" and tcm is None:
             source = e.get("source")
             if source is None:  # early 2024 events name no source: the agent's messages ask for a reply
@@ -249,6 +255,30 @@ class _EventReader:
             self.call_of_event[key] = call
             self.synthetic += 1
             self.previous = (path, call)
+
+    def condensation(self, args: dict[str, Any], args_path: Path, path: Path) -> None:
+        """A ``CondensationAction``: the events it forgets leave the agent's view (an id
+        list, or a first and last id) and its summary, if any, takes the latest one's
+        place. Read as a compaction that names what it dropped."""
+        ids = args.get("forgotten_event_ids")
+        start, end = args.get("forgotten_events_start_id"), args.get("forgotten_events_end_id")
+        if isinstance(ids, list):
+            forgotten = {i for i in ids if isinstance(i, int) and not isinstance(i, bool)}
+        elif isinstance(start, int) and isinstance(end, int) and not isinstance(start, bool) \
+                and not isinstance(end, bool):
+            forgotten = set(range(start, end + 1)) if end - start < 10_000_000 else set()
+        else:
+            forgotten = set()
+        summary = args.get("summary") if isinstance(args.get("summary"), str) else None
+        dropped = [k for k, ev in self.event_of.items() if ev in forgotten]
+        if summary is not None and self.summary is not None:
+            dropped.append(self.summary)  # the new summary takes the place of the old one
+        facts = {"trigger": "", "summary": summary is not None, "dropped": tuple(sorted(dropped)),
+                 "source": "openhands condensation"}
+        k = self.b.add(Message(role="user", content=summary or "", meta={"compaction": facts}),
+                       [args_path + ("summary",)] if summary is not None else (), path)
+        if summary is not None:
+            self.summary = k
 
     def observation(self, e: dict[str, Any], path: Path) -> None:
         b = self.b

@@ -45,12 +45,18 @@ class RecordedEngine:
         delta: dict[int, Message | None] = {}
         while self.next < len(self.cuts) and self.cuts[self.next].position < length:
             cut = self.cuts[self.next]
-            kept = set(cut.kept)
-            for i in range(self.start, cut.position):
-                if i not in kept and i not in self.dropped:
-                    delta[i] = left_out(self.msgs[i])
-                    self.dropped[i] = self.next
-            self.start = cut.position
+            if cut.dropped is not None:  # the log names what it dropped (OpenHands' forgotten events)
+                for i in cut.dropped:
+                    if i < cut.position and i not in self.dropped:
+                        delta[i] = left_out(self.msgs[i])
+                        self.dropped[i] = self.next
+            else:
+                kept = set(cut.kept)
+                for i in range(self.start, cut.position):
+                    if i not in kept and i not in self.dropped:
+                        delta[i] = left_out(self.msgs[i])
+                        self.dropped[i] = self.next
+                self.start = cut.position
             self.next += 1
         return delta
 

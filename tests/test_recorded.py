@@ -146,6 +146,20 @@ def test_a_refetch_charges_only_the_latest_earlier_result_of_that_call() -> None
     assert {2, 6} <= set(lost.needed)
 
 
+def test_compare_puts_the_run_as_recorded_first_when_the_log_compacted() -> None:
+    t = tc.load(COMPACTED[0])
+    eino = tc.parse_policy("eino")
+    cmp = tc.compare(t.messages, [eino], pricing="auto")
+    assert [r["kind"] for r in cmp.rows] == ["as-recorded", "eino"]
+    assert cmp.rows[1]["dollars_without_policy"] == pytest.approx(cmp.rows[0]["dollars"], abs=1e-6)
+    assert [r["kind"] for r in tc.compare(t.messages, [eino], pricing="auto", recorded=False).rows] == ["eino"]
+    assert [r["kind"] for r in tc.compare(t.messages, [eino]).rows] == ["eino"]  # unpriced: as asked
+    plain = tc.load(CC / "entire-cli_cc-2.1.31_hook-progress_75-0b6d4ae881.jsonl")
+    assert [r["kind"] for r in tc.compare(plain.messages, [eino], pricing="auto").rows] == ["eino"]
+    assert [r["kind"] for r in tc.compare(plain.messages, [eino], pricing="auto", recorded=True).rows] == [
+        "as-recorded", "eino"]
+
+
 def test_compare_and_cost_take_the_run_as_recorded() -> None:
     t = tc.load(COMPACTED[0])
     cmp = tc.compare(t.messages, [tc.parse_policy("as-recorded"), tc.parse_policy("eino")], pricing="auto")

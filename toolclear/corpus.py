@@ -322,7 +322,7 @@ def _rows_for_file(f: CorpusFile, data: bytes | None, fmt: str, configs: Sequenc
                                    "error": price_error, "pricing": getattr(priced, "name", None), "note": note}
             if not price_error:
                 try:
-                    cmp = compare(t.messages, [cfg], mode=mode, counter=counter, pricing=priced,
+                    cmp = compare(t.messages, [cfg], mode=mode, counter=counter, pricing=priced, recorded=False,
                                   calibrate=calibrate, compactions=marks, calibration=sent)
                     row.update(cmp.rows[0])
                 except ToolclearError as exc:

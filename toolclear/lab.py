@@ -350,6 +350,7 @@ def compare(
     compactions: Sequence[int] | None = None,
     calibration: Calibration | None = None,
     offloading: Any = None,
+    recorded: bool | None = None,
 ) -> Comparison:
     """Every config on the same transcript, with the same counter (a replay each, or a
     single pass with ``mode="single pass"``). A policy that needs a backend gets a fresh
@@ -359,10 +360,20 @@ def compare(
     a row's dollars equal the headline's for the same config. ``calibration`` (from
     ``toolclear.calibrate``) puts every replay in tokens as sent; without it, ``calibrate``
     calibrates them on the log's recorded usage (``sent_as``). ``offloading`` goes to the
-    policies that offload (eino's clear policy)."""
+    policies that offload (eino's clear policy). ``recorded`` puts the run as recorded
+    (``toolclear.recorded``: the agent's own compactions) first, the row every other is
+    measured against: by default when the log records a compaction and the replays are
+    priced."""
     from ._offload import MemoryBackend
+    from .logfacts import compactions_of
 
     msgs = tuple(messages)
+    if recorded is None:
+        recorded = pricing is not None and mode == "replay" and bool(compactions_of(msgs))
+    if recorded and not any(policy_name(c) == "as-recorded" for c in configs):
+        from .policies.as_recorded import AsRecordedConfig
+
+        configs = [AsRecordedConfig(), *configs]
     if calibration is None and calibrate and mode == "replay":
         calibration = sent_as(msgs, counter)
     results = []

@@ -181,11 +181,11 @@ def verdict(
 
     def rest() -> tuple[dict[str, Any], ...]:
         # one setting at a time, keeping its row only: a 200,000-message run holds one replay at once
-        return tuple(row_of(compare(msgs, [c], counter=counter, pricing=pricing, calibrate=calibrate,
+        return tuple(row_of(compare(msgs, [c], counter=counter, pricing=pricing, calibrate=calibrate, recorded=False,
                                     compactions=marks), c) for c in others)
 
     own = compare(msgs, [chosen], counter=counter, pricing=pricing, calibrate=calibrate, compactions=marks,
-                  offloading=offloading)
+                  recorded=False, offloading=offloading)
     key = (tuple(policy_spec(c) for c in others), _hashable(pricing), calibrate, counter,
            tuple(marks) if marks is not None else None)
     rows = (row_of(own, chosen), *_tried.get(msgs, rest, extra=key))
@@ -193,7 +193,7 @@ def verdict(
     best = min(paying, key=lambda r: (-r["net_dollars_saved"], r["needed_results"])) if paying else None
     as_recorded = parse_policy("as-recorded")
     recorded = rows[0] if mine == "as-recorded" else _recorded_rows.get(msgs, lambda: row_of(compare(
-        msgs, [as_recorded], counter=counter, pricing=pricing, calibrate=calibrate, compactions=marks),
+        msgs, [as_recorded], counter=counter, pricing=pricing, calibrate=calibrate, compactions=marks, recorded=False),
         as_recorded), extra=key[1:])
     return Verdict(mine, rows[0], best, len(rows), own.costs[0].pricing.name if own.costs else "",
                    own.notes, own, rows, recorded, len(compactions_of(msgs)))

@@ -219,3 +219,23 @@ def test_a_compaction_policy_is_tuned_with_its_sliders_and_shows_its_compactions
     show(at, "Replay")
     assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
     assert any("tokens before" in df.value.columns for df in at.dataframe)
+
+
+def test_langchains_summarization_takes_its_trigger_in_langchains_own_form() -> None:
+    path = CORPUS / "claude_code" / "entire-cli_cc-2.1.37_large_4c-ff5845d5a2.jsonl"
+    at = start()
+    at.file_uploader(key="upload").set_value((path.name, path.read_bytes(), "application/jsonl")).run()
+    at.radio(key="mode").set_value("replay").run()
+    pick(at, "LangChain SummarizationMiddleware")
+    box = at.text_input(key="p_langchain_summarization_opt_trigger")
+    assert json.loads(box.value) == ["tokens", 100000]
+    box.set_value('{"tokens": 30000, "messages": 40}').run()
+    show(at, "Replay")
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    t = tc.load(path)
+    want = tc.replay(t.messages, tc.parse_policy('langchain-summarization:trigger={"tokens":30000,"messages":40}'),
+                     calibration=lab.sent_as(t.messages))
+    table = next(df.value for df in at.dataframe if "tokens before" in df.value.columns)
+    assert list(table["at call"]) == [c.at for c in want.compactions]
+    at.text_input(key="p_langchain_summarization_opt_trigger").set_value("{tokens: 3").run()
+    assert any("not JSON" in e.value for e in at.error) and not at.exception

@@ -8,6 +8,7 @@ numbers, charts and tables come from ``toolclear.apply`` / ``toolclear.replay``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -136,6 +137,9 @@ def _options(kind: str, t: tc.Transcript) -> tuple[dict[str, Any], bool]:
                 out[o.field] = tuple(st.multiselect(o.label, _tools(t), key=key, help=o.help or None))
             elif o.kind == "toggle":
                 out[o.field] = st.toggle(o.label, value=bool(getattr(base, o.field)), key=key, help=o.help or None)
+            elif o.kind == "json":  # the framework's own form (LangChain's trigger clauses), read by the config
+                out[o.field] = st.text_input(o.label, json.dumps(base.spec_value(o.field)), key=key,
+                                             help=o.help or None)
             else:
                 out[o.field] = st.text_input(o.label, str(getattr(base, o.field)), key=key, help=o.help or None)
         if not options:

@@ -29,9 +29,10 @@ class Knob:
     help: str = ""
 
 
-OptionKind = Literal["number", "number_or_none", "tools", "toggle", "text", "saves_files"]
+OptionKind = Literal["number", "number_or_none", "tools", "toggle", "text", "json", "saves_files"]
 """How the app asks for an option: a whole number (``number_or_none``: 0 means None), a
-choice of the run's tool names, a switch, a text, or the switch that gives the policy a
+choice of the run's tool names, a switch, a text, a setting in its framework's own JSON
+form (shown by the config's ``spec_value``), or the switch that gives the policy a
 storage backend (its field takes the switch's negation: ``skip_truncation``)."""
 
 

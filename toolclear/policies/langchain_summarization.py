@@ -50,9 +50,23 @@ def _pair(kind: Any, value: Any, what: str) -> tuple[str, float]:
     return (kind, value)
 
 
+def _json(value: Any, what: str) -> Any:
+    """A setting given as LangChain's JSON form (the app's text box, a spec)."""
+    import json
+
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except (ValueError, RecursionError):
+        raise ConfigError(f"{what}: {value[:60]!r} is not JSON (e.g. [\"tokens\", 4000] or "
+                          "{\"tokens\": 4000, \"messages\": 10})") from None
+
+
 def clauses_of(trigger: Any) -> tuple[Clause, ...]:
     """LangChain's trigger forms as clauses (AND within, OR across): ``("tokens", 4000)``,
-    ``{"tokens": 4000, "messages": 10}``, a list of either; None: never."""
+    ``{"tokens": 4000, "messages": 10}``, a list of either (or their JSON); None: never."""
+    trigger = _json(trigger, "trigger")
     if trigger is None:
         return ()
     if isinstance(trigger, Mapping):
@@ -73,6 +87,7 @@ def clauses_of(trigger: Any) -> tuple[Clause, ...]:
 
 
 def keep_of(keep: Any) -> tuple[str, float]:
+    keep = _json(keep, "keep")
     if isinstance(keep, (list, tuple)) and len(keep) == 2:
         return _pair(keep[0], keep[1], "keep")
     raise ConfigError(f"keep: expected (kind, value) such as [\"messages\", 20], got {keep!r}")
@@ -306,7 +321,11 @@ SPEC = PolicySpec(
     exports=("python",),
     describe=_describe,
     changed_noun="message(s) summarised",
-    options=(Option("trim_tokens_to_summarize", "Tokens the summary call reads", "number_or_none"),),
+    options=(Option("trigger", "trigger (LangChain's form: [kind, n], {kind: n, ...} for AND, a list for OR)",
+                    "json", key="opt_trigger"),
+             Option("keep", "keep (LangChain's form: [\"messages\", 20] or [\"tokens\", n])", "json",
+                    key="opt_keep"),
+             Option("trim_tokens_to_summarize", "Tokens the summary call reads", "number_or_none"),),
     why_nothing=lambda c, sizes: f"the trigger ({_describe(c)}) was never met.",
 )
 """LangChain's SummarizationMiddleware, as the registry lists it."""

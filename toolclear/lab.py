@@ -373,7 +373,8 @@ def compare(
     if recorded and not any(policy_name(c) == "as-recorded" for c in configs):
         from .policies.as_recorded import AsRecordedConfig
 
-        configs = [AsRecordedConfig(), *configs]
+        first: Any = AsRecordedConfig()
+        configs = [first, *configs]
     if calibration is None and calibrate and mode == "replay":
         calibration = sent_as(msgs, counter)
     results = []

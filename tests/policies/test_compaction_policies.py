@@ -219,3 +219,20 @@ def test_a_hybrid_compacts_on_what_its_clearing_policy_shows() -> None:
         tc.parse_policy("hybrid:compaction=eino")
     with pytest.raises(tc.ConfigError, match="clearing policy"):
         tc.parse_policy("hybrid:base=codex-compact")
+
+
+def test_a_corpus_sweeps_compaction_beside_clearing_and_recommends_among_them(tmp_path) -> None:
+    import shutil
+
+    for p in COMPACTED:
+        shutil.copy(p, tmp_path / p.name)
+    corpus = tc.load_corpus(tmp_path)
+    configs = [*tc.grid(tc.parse_policy("claude-code-compact"), threshold=[100_000, 150_000]),
+               tc.parse_policy("as-recorded"), tc.parse_policy("swe-agent:n=5"),
+               tc.parse_policy("hybrid:base=openai-trimmer,keep=1,compaction=anthropic-compaction")]
+    sweep = tc.sweep_corpus(corpus, configs, engine="serial", pricing="auto", calibrate=True)
+    assert (sweep.table["error"] == "").all() and len(sweep.table) == 2 * len(configs)
+    rec = sweep.recommend(loss_budget=float("inf"))
+    assert rec.config is not None and spec_for(rec.config).name in {"claude-code-compact", "hybrid"}
+    as_run = sweep.table[sweep.table["policy"] == "as-recorded"]
+    assert (as_run["dollars_saved"].abs() < 1e-6).all()  # the run as recorded is the baseline itself

@@ -103,30 +103,61 @@ def naive(result: tc.Result, original: list[tc.Message]) -> tuple[set[tuple[int,
                                 for i in range(c))) if c else set()
         lost = {t for t in terms(message_text(original[c])) if t in unreduced and t not in reduced}
         charged: dict[int, list[str]] = {}
-        for t in lost:  # to the latest earlier message that held it (all of them are changed)
-            latest = max(i for i in range(c) if t in pieces(message_text(original[i])))
-            charged.setdefault(latest, []).append(t)
+        reply = lines(message_text(original[c]))
+        for t in lost:  # to the holder the reply shares the longest run of lines with, the latest on a tie
+            held = [i for i in range(c) if t in pieces(message_text(original[i]))]
+            best = max(reversed(held), key=lambda i: longest_run(reply, set(lines(message_text(original[i])))))
+            charged.setdefault(best, []).append(t)
         for i, mine in charged.items():
             refs.add((c, i, tuple(sorted(mine))))
     refs |= naive_refetches(result, original)
     return refs, {i for _, i, _ in refs}
 
 
+def lines(text: str) -> list[str]:
+    return [x.strip() for x in text.splitlines() if len(x.strip()) >= 8]
+
+
+def longest_run(reply: list[str], held: set[str]) -> int:
+    best = 0
+    for a in range(len(reply)):
+        b = a
+        while b < len(reply) and reply[b] in held:
+            b += 1
+        best = max(best, b - a)
+    return best
+
+
+def path_of(arguments: str) -> str:
+    try:
+        args = json.loads(arguments)
+    except ValueError:
+        return ""
+    for key in ("file_path", "path", "filename", "file", "absolute_path", "target_file"):
+        if isinstance(args, dict) and isinstance(args.get(key), str) and args[key]:
+            return args[key]
+    return ""
+
+
+def changes(call: tc.ToolCall) -> str | None:
+    """The file a call writes ("" for any: a shell command or a write naming no file)."""
+    low = call.name.lower()
+    if any(w in low for w in ("write", "edit", "replace", "create", "patch", "insert", "delete", "move", "rename")):
+        return path_of(call.arguments)
+    if any(w in low for w in ("bash", "shell", "exec", "run", "command", "terminal")):
+        return ""
+    return None
+
+
 def naive_refetches(result: tc.Result, original: list[tc.Message]) -> set[tuple[int, int, tuple[str, ...]]]:
     """A re-fetch, as written: a call whose tool and arguments (or, for a read, file) are
-    those of the latest earlier result with them, made while that result was changed."""
+    those of the latest earlier result with them, made while that result was changed,
+    with nothing between them that changed what it fetches (a write to that file; for a
+    repeated call, a command or a write naming no file)."""
     def keys(call: tc.ToolCall) -> set[tuple[str, str]]:
-        out = {(call.name, " ".join(call.arguments.split()))}
-        if any(w in call.name.lower() for w in ("read", "view", "open", "cat", "get_file")):
-            try:
-                args = json.loads(call.arguments)
-            except ValueError:
-                args = None
-            for key in ("file_path", "path", "filename", "file", "absolute_path", "target_file"):
-                if isinstance(args, dict) and isinstance(args.get(key), str) and args[key]:
-                    out.add(("<file>", args[key]))
-                    break
-        return out
+        if any(w in call.name.lower() for w in ("read", "view", "open", "cat", "get_file")) and path_of(call.arguments):
+            return {("<file>", path_of(call.arguments))}
+        return {(call.name, " ".join(call.arguments.split()))}
 
     calls = {c.id: c for m in original if m.role == "assistant" for c in m.tool_calls if c.id}
     refs, charged = set(), set()
@@ -140,6 +171,12 @@ def naive_refetches(result: tc.Result, original: list[tc.Message]) -> set[tuple[
                 if not earlier:
                     continue
                 i = earlier[-1]
+                between = [x for j in range(i + 1, k) if original[j].role == "assistant"
+                           for x in original[j].tool_calls]
+                if key[0] == "<file>" and any(changes(x) == key[1] for x in between):
+                    continue  # the file was written since: reading it again reads new content
+                if key[0] != "<file>" and any(changes(x) == "" for x in between):
+                    continue  # a command since may have changed what the call returns
                 at = result.cleared_at[i]
                 if at is not None and at <= k and i not in charged:
                     charged.add(i)
@@ -256,3 +293,83 @@ def test_the_sweep_has_a_loss_grid_beside_the_savings() -> None:
             r = tc.replay(t.messages, tc.ClearToolResultConfig(th, keep))
             assert sw.needed[i][j] == len(tc.losses(r).needed)
     assert any(v for row in sw.needed for v in row)
+
+
+def _run_of(*steps: tuple[str, str, str]) -> list[tc.Message]:
+    """A run of (tool, arguments, result) calls, one per reply."""
+    msgs = [tc.Message("user", "go")]
+    for k, (tool, args, out) in enumerate(steps):
+        msgs += [tc.Message("assistant", "", tool_calls=(tc.ToolCall(f"c{k}", tool, args),)),
+                 tc.Message("tool", out, tool_call_id=f"c{k}")]
+    return msgs + [tc.Message("assistant", "done")]
+
+
+def test_reading_a_file_again_after_writing_it_is_not_a_refetch() -> None:
+    read = ("Read", '{"file_path": "/src/a.py"}', "def a():\n    return 1\n" * 40)
+    msgs = _run_of(read, ("Edit", '{"file_path": "/src/a.py", "old_string": "1", "new_string": "2"}', "ok"),
+                   ("Grep", '{"pattern": "x"}', "none " * 200), read)
+    r = tc.replay(msgs, tc.parse_policy("eino:threshold=1,keep_recent_tokens=1"))
+    assert r.cleared_at[2] is not None and r.cleared_at[2] <= 7
+    assert not [x for x in tc.losses(r).references if x.terms == ("(fetched again)",)]
+    same = _run_of(read, ("Grep", '{"pattern": "x"}', "none " * 200), ("Grep", '{"pattern": "y"}', "none " * 200),
+                   read)
+    r2 = tc.replay(same, tc.parse_policy("eino:threshold=1,keep_recent_tokens=1"))
+    assert [(x.call_index, x.message_index) for x in tc.losses(r2).references if x.terms == ("(fetched again)",)] \
+        == [(7, 2)]
+
+
+def test_a_repeated_command_after_another_command_is_not_a_refetch() -> None:
+    status = ("Bash", '{"command": "git status"}', "On branch main\n" + "modified: x\n" * 60)
+    clear = tc.parse_policy("eino:threshold=1,keep_recent_tokens=1")
+    msgs = _run_of(status, ("Bash", '{"command": "git commit -am x"}', "1 file changed " * 20), status)
+    r = tc.replay(msgs, clear)
+    assert r.cleared_at[2] is not None and r.cleared_at[2] <= 5
+    assert not [x for x in tc.losses(r).references if x.terms == ("(fetched again)",)]
+    msgs = _run_of(status, ("Grep", '{"pattern": "y"}', "none " * 20), status)
+    r = tc.replay(msgs, clear)
+    assert [x.message_index for x in tc.losses(r).references if x.terms == ("(fetched again)",)] == [2]
+
+
+def test_a_term_is_charged_to_the_result_the_reply_copied_from() -> None:
+    """The reply's Edit copies lines of the file it read (message 2), not of the diff that
+    quoted one of its lines later (message 4): the lost term goes to the file, although
+    the diff is the latest holder."""
+    body = "\n".join(f"    handleSessionState(ctx, value_{n})" for n in range(12))
+    diff = "@@ -1,3 +1,3 @@\n-    handleSessionState(ctx, value_3)\n+    handleSessionState(ctx, other)\n"
+    msgs = [tc.Message("user", "fix it"),
+            tc.Message("assistant", "", tool_calls=(tc.ToolCall("a", "Read", '{"file_path": "/s.go"}'),)),
+            tc.Message("tool", "func run() {\n" + body + "\n}", tool_call_id="a"),
+            tc.Message("assistant", "", tool_calls=(tc.ToolCall("b", "Bash", '{"command": "gh api pulls/1/comments"}'),)),
+            tc.Message("tool", diff, tool_call_id="b"),
+            tc.Message("assistant", "", tool_calls=(tc.ToolCall("c", "Edit", json.dumps(
+                {"file_path": "/s.go", "old_string": "\n".join(body.splitlines()[2:6]), "new_string": "x"})),)),
+            tc.Message("tool", "ok", tool_call_id="c"), tc.Message("assistant", "done")]
+    r = tc.replay(msgs, tc.parse_policy("anthropic:trigger=1,keep=0"))  # both results cleared by the Edit
+    assert r.cleared_at[2] is not None and r.cleared_at[4] is not None and r.cleared_at[4] <= 5
+    lost = tc.losses(r)
+    charged = {x.message_index for x in lost.references if "handleSessionState" in x.terms}
+    assert charged == {2} and all(x.kind == "tool" for x in lost.references)
+
+
+def test_the_report_says_what_kind_of_message_a_loss_charges() -> None:
+    """OpenHands' masking also clears the agent's own messages: a needed one is said to be
+    an assistant message, not counted among the tool results."""
+    t = tc.load(REAL[2])
+    r = tc.replay(t.messages, tc.parse_policy("openhands:keep_last=3"))
+    lost = tc.losses(r)
+    kinds = lost.needed_kinds()
+    assert sum(kinds.values()) == len(lost.needed)
+    for ref in lost.references:
+        assert ref.kind == t.messages[ref.message_index].role
+    if len(kinds) > 1:
+        assert "assistant message(s)" in lost.needed_text() or "user message(s)" in lost.needed_text()
+    m = tc.Message
+    msgs = [m("user", "go"), m("assistant", "I will edit src/module_name.py next", tool_calls=(
+        tc.ToolCall("a", "Read", '{"file_path": "/x"}'),)), m("tool", "data " * 50, tool_call_id="a")]
+    for k in range(6):
+        msgs += [m("assistant", "", tool_calls=(tc.ToolCall(f"b{k}", "Grep", f'{{"pattern": "p{k}"}}'),)),
+                 m("tool", "none", tool_call_id=f"b{k}")]
+    msgs.append(m("assistant", "Now editing src/module_name.py as planned"))
+    lost = tc.losses(tc.replay(msgs, tc.parse_policy("openhands:keep_last=2")))
+    assert lost.needed_kinds().get("assistant", 0) >= 1
+    assert "assistant message(s)" in lost.needed_text()

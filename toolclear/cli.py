@@ -678,8 +678,12 @@ def _reduce(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
         parts.append(f"{_fmt(tally['saved'])} tokens fewer in the final history")
         if args.replay:
             parts.append(f"{tally['breaks']} prompt-cache break(s)")
-            parts.append(f"{tally['needed']} changed message(s) needed later (re-fetch {_fmt(tally['refetch'])} "
-                         "tokens)")
+            others = {k[7:]: n for k, n in tally.items() if k.startswith("needed_") and k != "needed_tool" and n}
+            kinds = (" (" + ", ".join([f"{tally.get('needed_tool', 0)} tool result(s)"]
+                                      + [f"{n} {k} message(s)" for k, n in sorted(others.items())]) + ")"
+                     if others else "")
+            parts.append(f"{tally['needed']} changed message(s) needed later{kinds} (re-fetch "
+                         f"{_fmt(tally['refetch'])} tokens)")
         written = written_as(chosen[0].format) if chosen else ""
         as_what = f" in {written} format ({chosen[0].format} files are not rewritten in place)" \
             if chosen and written != chosen[0].format else ""
@@ -703,6 +707,8 @@ def _tally(tally: Counter[str], result: Result, stderr: IO[str]) -> None:
         lost = losses(result)
         tally["needed"] += len(lost.needed)
         tally["refetch"] += lost.refetch_tokens
+        for kind, n in lost.needed_kinds().items():
+            tally[f"needed_{kind}"] = tally.get(f"needed_{kind}", 0) + n
     for note in result.notes:
         print(f"toolclear: note: {terminal_text(note)}", file=stderr)
     if result.offloads:

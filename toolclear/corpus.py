@@ -325,6 +325,9 @@ def _rows_for_file(f: CorpusFile, data: bytes | None, fmt: str, configs: Sequenc
                     cmp = compare(t.messages, [cfg], mode=mode, counter=counter, pricing=priced, recorded=False,
                                   calibrate=calibrate, compactions=marks, calibration=sent)
                     row.update(cmp.rows[0])
+                    said = [n for n in cmp.results[0].notes if not n.startswith("tokens as sent")]
+                    if said:  # what the policy did that the user should know (a preset meeting a foreign format)
+                        row["note"] = "; ".join(filter(None, [note, *said]))
                 except ToolclearError as exc:
                     row["error"] = str(exc)
             row.update(config=label, policy=policy_name(cfg))

@@ -152,6 +152,9 @@ class LostReference:
     call_index: int
     message_index: int
     terms: tuple[str, ...]
+    kind: str = "tool"
+    """The role of the message charged: a tool result, or (masking clears them too) an
+    assistant or user message."""
 
 
 @dataclass(frozen=True)
@@ -180,6 +183,28 @@ class Losses:
         for r in self.references:
             out[r.message_index].append(r)
         return dict(out)
+
+    def needed_kinds(self) -> dict[str, int]:
+        """How many needed messages of each kind: tool results, and the assistant or user
+        messages a policy that masks them too (OpenHands') changed."""
+        kinds: dict[int, str] = {}
+        for r in self.references:
+            kinds.setdefault(r.message_index, r.kind)
+        out: dict[str, int] = {}
+        for i in self.needed:
+            k = kinds.get(i, "tool")
+            out[k] = out.get(k, 0) + 1
+        return out
+
+    def needed_text(self) -> str:
+        """The needed count said by kind: "12 tool results" or "12 (10 tool results, 2
+        assistant messages)"."""
+        kinds = self.needed_kinds()
+        names = {"tool": "tool result(s)", "assistant": "assistant message(s)", "user": "user message(s)"}
+        parts = [f"{n:,} {names.get(k, k + ' message(s)')}" for k, n in sorted(kinds.items(), key=lambda kv: kv[0] != "tool")]
+        if len(parts) == 1:
+            return parts[0]
+        return f"{len(self.needed):,} ({', '.join(parts)})" if parts else "0"
 
     def per_100_calls(self) -> float:
         """Needed results per 100 model calls: the loss rate a budget is stated in."""
@@ -283,16 +308,60 @@ _RESULT_KEY = "_lost"
 
 
 def _lost_at(candidates: Iterable[tuple[str, int]], gone: dict[str, int], forms: dict[str, int],
-             holders: dict[str, list[int]]) -> dict[int, list[str]]:
+             holders: dict[str, list[int]], drew: Callable[[list[int]], int]) -> dict[int, list[str]]:
     """At one reply: changed message -> the reply's terms that only its original held. A
     term ``u`` earlier messages held is lost when all ``u`` are changed (``gone``) and no
-    changed form holds it; it is charged to the latest of them, the one the reply most
-    plausibly drew from (an older copy was superseded by it)."""
+    changed form holds it; it is charged to the one of them the reply drew from
+    (``drew``: the longest span of lines shared with the reply, the latest on a tie)."""
     lost: dict[int, list[str]] = {}
     for term, u in candidates:
         if gone.get(term, 0) >= u and term not in forms:
-            lost.setdefault(holders[term][u - 1], []).append(term)
+            held_by = holders[term]
+            lost.setdefault(held_by[0] if u == 1 else drew(held_by[:u]), []).append(term)
     return lost
+
+
+MIN_LINE = 8
+"""Lines shorter than this (braces, blank lines, ``return nil``) say nothing of where a
+reply's text came from."""
+
+
+def _lines(text: str) -> list[str]:
+    return [x for x in (line.strip() for line in text.splitlines()) if len(x) >= MIN_LINE]
+
+
+def shared_span(reply: Sequence[str], holder: frozenset[str]) -> int:
+    """The longest run of the reply's (stripped, non-trivial) lines that the holder's text
+    also holds: how much of the reply was copied from it, line by line."""
+    best = run = 0
+    for line in reply:
+        run = run + 1 if line in holder else 0
+        best = max(best, run)
+    return best
+
+
+def _drawn_from(reply: Message, original: Sequence[Message]) -> Callable[[list[int]], int]:
+    """For one reply: of several messages holding a term, the one it drew from: the
+    longest shared span of lines (an Edit's old_string copies the file it read, not the
+    diff that quoted a hunk of it), the latest on a tie (an older read was superseded)."""
+    lines = _lines(message_text(reply))
+
+    def pick(candidates: list[int]) -> int:
+        if not lines:
+            return candidates[-1]
+        return max(reversed(candidates), key=lambda i: shared_span(lines, _line_set(original[i])))
+    return pick
+
+
+def _line_set(m: Message) -> frozenset[str]:
+    """The message's non-trivial lines, worked out once per message."""
+    hit = m._memo.get(_LINES_KEY)
+    if hit is None:
+        hit = m._memo[_LINES_KEY] = frozenset(_lines(message_text(m)))
+    return hit
+
+
+_LINES_KEY = "_lost_lines"
 
 
 def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
@@ -340,10 +409,10 @@ def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
         if k not in replies:
             continue
         calls += 1
-        lost = _lost_at(candidates.get(k, ()), gone, forms, holders)
+        lost = _lost_at(candidates.get(k, ()), gone, forms, holders, _drawn_from(original[k], original))
         if lost:
             for i in sorted(lost):
-                refs.append(LostReference(k, i, tuple(lost[i])))
+                refs.append(LostReference(k, i, tuple(lost[i]), original[i].role))
                 needed.add(i)
     return _with_refetches(result, original, refs, needed, calls, len(changed))
 
@@ -352,7 +421,7 @@ def _with_refetches(result: Any, original: Sequence[Message], refs: list[LostRef
                     calls: int, changed: int) -> Losses:
     """The losses found by the terms, with each re-fetch added (``_refetched``)."""
     for k, i in _refetched(original, result.cleared_at):
-        refs.append(LostReference(k, i, (REFETCHED,)))
+        refs.append(LostReference(k, i, (REFETCHED,), original[i].role))
         needed.add(i)
     refs.sort(key=lambda r: (r.call_index, r.message_index))
     counts = result.token_counts_original or result.token_counts
@@ -366,24 +435,39 @@ so it needed it, whatever names a summary kept."""
 
 _PATH_KEYS = ("file_path", "path", "filename", "file", "absolute_path", "target_file")
 _READS = ("read", "view", "open", "cat", "get_file")
+_WRITES = ("write", "edit", "replace", "create", "patch", "insert", "delete", "move", "rename")
+"""Tools whose name says they change files: a read after one is new content, not a re-fetch."""
+
+
+def _path_of(arguments: str) -> str:
+    try:
+        args = json.loads(arguments)
+    except (ValueError, RecursionError):
+        return ""
+    if isinstance(args, dict):
+        for key in _PATH_KEYS:
+            if isinstance(args.get(key), str) and args[key]:
+                return str(args[key])
+    return ""
 
 
 def _call_keys(name: str, arguments: str) -> list[tuple[str, str]]:
     """What makes two calls fetch the same thing: the same tool with the same arguments,
     or a read of the same file (whatever else its arguments say: an offset, a limit)."""
-    keys = [(name, " ".join(arguments.split()))]
+    if any(w in name.lower() for w in _READS) and (path := _path_of(arguments)):
+        return [("<file>", path)]  # a read of a file: by the file, which a write makes new
+    return [(name, " ".join(arguments.split()))]
+
+
+def _writes(name: str, arguments: str) -> str | None:
+    """The file a call changes ("" when it may change any: a shell command), or None
+    when its name says it only reads."""
     low = name.lower()
-    if any(w in low for w in _READS):
-        try:
-            args = json.loads(arguments)
-        except (ValueError, RecursionError):
-            args = None
-        if isinstance(args, dict):
-            for key in _PATH_KEYS:
-                if isinstance(args.get(key), str) and args[key]:
-                    keys.append(("<file>", args[key]))
-                    break
-    return keys
+    if any(w in low for w in _WRITES):
+        return _path_of(arguments)
+    if any(w in low for w in ("bash", "shell", "exec", "run", "command", "terminal")):
+        return ""
+    return None
 
 
 def _refetched(original: Sequence[Message], cleared_at: Sequence[int | None]) -> list[tuple[int, int]]:
@@ -403,8 +487,10 @@ def _refetched(original: Sequence[Message], cleared_at: Sequence[int | None]) ->
 
 
 def _refetch_pairs(original: Sequence[Message]) -> list[tuple[int, int]]:
-    """Every (call, the latest earlier result of the same call or the same file read), in
-    call order, kept on the run's first message as its other facts are."""
+    """Every (call, the latest earlier result of the same call or the same file read,
+    with no write to that file between, and for a repeated command no command between
+    that may have changed things), in call order, kept on the run's first message as its
+    other facts are."""
     memo = original[0]._memo if original else {}
     hit = memo.get(_REFETCH_KEY)
     if hit is not None and hit[0] == len(original) and hit[1] is original[-1]:
@@ -422,6 +508,12 @@ def _refetch_pairs(original: Sequence[Message]) -> list[tuple[int, int]]:
                         pairs.append((k, i))
                 if c.id:
                     call_of[c.id] = keys
+            for c in m.tool_calls:  # what these calls change is new content for the calls after them
+                changed = _writes(c.name, c.arguments)
+                if changed:
+                    latest.pop(("<file>", changed), None)
+                elif changed == "":  # a shell command may change anything: no same-call repeat is a re-fetch
+                    latest = {key: i for key, i in latest.items() if key[0] == "<file>"}
         elif m.role == "tool":
             for key in call_of.get(m.tool_call_id, ()):
                 latest[key] = k

@@ -135,3 +135,24 @@ def test_left_out_messages_cost_nothing() -> None:
     assert omitted
     assert all(result.token_counts_after[i] == 0 for i in omitted)
     assert all(result.statuses[i] == tc.MessageStatus.CLEARED for i in omitted)
+
+
+def test_openhands_masking_on_a_run_without_structured_calls_says_why_its_losses_are_an_artifact(tmp_path) -> None:
+    """SWE-agent's older trajectories record no tool calls: OpenHands' memory drops every
+    such result at once. The replay says so, and the corpus row carries it."""
+    import shutil
+
+    from ..conftest import CORPUS
+
+    path = CORPUS / "swe_agent" / "swe-agent_gpt4_pydicom-1458.traj"
+    t = tc.load_all(path)[0]
+    r = tc.replay(t.messages, tc.parse_policy("openhands"))
+    (note,) = [n for n in r.notes if "no structured tool call" in n]
+    results = sum(1 for m in t.messages if m.role == "tool")
+    assert note.startswith(f"{results} of the {results} tool results")
+    with_calls = tc.load(CORPUS / "claude_code" / "entire-cli_cc-2.1.31_hook-progress_75-0b6d4ae881.jsonl")
+    assert not [n for n in tc.replay(with_calls.messages, tc.parse_policy("openhands")).notes
+                if "no structured tool call" in n]
+    shutil.copy(path, tmp_path / path.name)
+    sweep = tc.sweep_corpus(tc.load_corpus(tmp_path), [tc.parse_policy("openhands")], engine="serial")
+    assert "no structured tool call" in sweep.table["note"].iloc[0]

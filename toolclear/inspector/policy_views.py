@@ -303,7 +303,7 @@ def render_losses(result: tc.Result, mode: schema.Mode) -> Any:
         return None
     changed = len(result.changed_indices)
     if changed:
-        st.caption(f"**Needed later: {len(lost.needed):,} of {changed:,} changed.** The agent's replies used names "
+        st.caption(f"**Needed later: {md(lost.needed_text())} of {changed:,} changed.** The agent's replies used names "
                    f"that only those results still held ({len(lost.references):,} lost reference(s)); getting "
                    f"each back once costs {lost.refetch_tokens:,} tokens. A strong hint, not proof: see the "
                    "Messages view for what each reply used.")

@@ -215,6 +215,20 @@ class OpenHandsEngine:
         self.transient: set[int] = set()  # messages of open responses, left out for now
         self.masked_set: set[int] = set()
         self.state: dict[int, Message] = {}  # what is sent instead of the message
+        self.callless = 0  # results without a call: OpenHands leaves them out at once
+
+    def finish(self, result: Any) -> Any:
+        """The replay, with a note when the run records results without their calls."""
+        if not self.callless:
+            return result
+        from dataclasses import replace
+
+        results = sum(1 for m in self.msgs if m.role == "tool")
+        note = (f"{self.callless:,} of the {results:,} tool results of this run have no structured tool call (its "
+                "format records none): OpenHands' memory leaves a result without its call out of the request at "
+                "once, so they are dropped one call after they arrive whatever the window, and the losses counted "
+                "for them come from the preset meeting this format, not from masking")
+        return replace(result, notes=(*result.notes, note))
 
     def _place(self, i: int) -> tuple[int, int]:
         meta = self.msgs[i].meta or {}
@@ -261,6 +275,7 @@ class OpenHandsEngine:
                         touched.add(i)
                 else:  # a result without its call
                     self.gone.add(i)
+                    self.callless += 1
                     touched.add(i)
             if is_observation(m):
                 self.obs.append(i)

@@ -308,16 +308,16 @@ _RESULT_KEY = "_lost"
 
 
 def _lost_at(candidates: Iterable[tuple[str, int]], gone: dict[str, int], forms: dict[str, int],
-             holders: dict[str, list[int]], drew: Callable[[list[int]], int]) -> dict[int, list[str]]:
+             holders: dict[str, list[int]], reply: Message, original: Sequence[Message]) -> dict[int, list[str]]:
     """At one reply: changed message -> the reply's terms that only its original held. A
     term ``u`` earlier messages held is lost when all ``u`` are changed (``gone``) and no
     changed form holds it; it is charged to the one of them the reply drew from
-    (``drew``: the longest span of lines shared with the reply, the latest on a tie)."""
+    (``_drawn_from``: the longest span of lines shared with the reply, the latest on a tie)."""
     lost: dict[int, list[str]] = {}
     for term, u in candidates:
         if gone.get(term, 0) >= u and term not in forms:
             held_by = holders[term]
-            lost.setdefault(held_by[0] if u == 1 else drew(held_by[:u]), []).append(term)
+            lost.setdefault(held_by[0] if u == 1 else _drawn_from(reply, held_by[:u], original), []).append(term)
     return lost
 
 
@@ -340,17 +340,19 @@ def shared_span(reply: Sequence[str], holder: frozenset[str]) -> int:
     return best
 
 
-def _drawn_from(reply: Message, original: Sequence[Message]) -> Callable[[list[int]], int]:
-    """For one reply: of several messages holding a term, the one it drew from: the
-    longest shared span of lines (an Edit's old_string copies the file it read, not the
-    diff that quoted a hunk of it), the latest on a tie (an older read was superseded)."""
-    lines = _lines(message_text(reply))
+def _drawn_from(reply: Message, candidates: list[int], original: Sequence[Message]) -> int:
+    """Of several messages holding a term a reply used, the one it drew from: the longest
+    shared span of lines (an Edit's old_string copies the file it read, not the diff that
+    quoted a hunk of it), the latest on a tie (an older read was superseded)."""
+    lines = reply._memo.get(_REPLY_LINES_KEY)
+    if lines is None:
+        lines = reply._memo[_REPLY_LINES_KEY] = _lines(message_text(reply))
+    if not lines:
+        return candidates[-1]
+    return max(reversed(candidates), key=lambda i: shared_span(lines, _line_set(original[i])))
 
-    def pick(candidates: list[int]) -> int:
-        if not lines:
-            return candidates[-1]
-        return max(reversed(candidates), key=lambda i: shared_span(lines, _line_set(original[i])))
-    return pick
+
+_REPLY_LINES_KEY = "_lost_reply_lines"
 
 
 def _line_set(m: Message) -> frozenset[str]:
@@ -409,7 +411,7 @@ def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
         if k not in replies:
             continue
         calls += 1
-        lost = _lost_at(candidates.get(k, ()), gone, forms, holders, _drawn_from(original[k], original))
+        lost = _lost_at(candidates.get(k, ()), gone, forms, holders, original[k], original)
         if lost:
             for i in sorted(lost):
                 refs.append(LostReference(k, i, tuple(lost[i]), original[i].role))

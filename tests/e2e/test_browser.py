@@ -13,6 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 import toolclear as tc
+from toolclear.logfacts import compactions_of
 from toolclear.model import main_conversation
 
 from .conftest import ROOT, wait_for_app_idle
@@ -215,7 +216,9 @@ def test_compare_view_on_real_transcripts(app_page, path) -> None:
     from toolclear.inspector.policy_views import _suggested
 
     specs = _suggested(t, "eino", tc.lab.policy_spec(tc.ClearToolResultConfig()))
-    cmp = tc.compare(t.messages, [tc.lab.parse_policy(s) for s in specs])
+    cmp = tc.compare(t.messages, [tc.lab.parse_policy(s) for s in specs], pricing="auto")
+    # priced, a session that compacted opens on the run as recorded
+    assert ("as recorded" in cmp.labels) == bool(compactions_of(t.messages))
     assert [n.split(":")[0] for n in lines[0]] == ["no policy", *cmp.labels]
     assert lines[1] and lines[1][0].endswith(":heatmap")
     grid = page.get_by_test_id("stDataFrame").locator("[aria-rowcount]").first

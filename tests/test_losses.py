@@ -105,8 +105,9 @@ def naive(result: tc.Result, original: list[tc.Message]) -> tuple[set[tuple[int,
         charged: dict[int, list[str]] = {}
         reply = lines(message_text(original[c]))
         for t in lost:  # to the holder the reply shares the longest run of lines with, the latest on a tie
-            held = [i for i in range(c) if t in pieces(message_text(original[i]))]
-            best = max(reversed(held), key=lambda i: longest_run(reply, set(lines(message_text(original[i])))))
+            held = [i for i in range(c) if t in pieces(message_text(original[i]))][-4:]  # the latest 4
+            best = held[-1] if len(reply) < 3 else max(
+                reversed(held), key=lambda i: longest_run(reply, set(lines(message_text(original[i])))))
             charged.setdefault(best, []).append(t)
         for i, mine in charged.items():
             refs.add((c, i, tuple(sorted(mine))))

@@ -314,10 +314,19 @@ def _lost_at(candidates: Iterable[tuple[str, int]], gone: dict[str, int], forms:
     changed form holds it; it is charged to the one of them the reply drew from
     (``_drawn_from``: the longest span of lines shared with the reply, the latest on a tie)."""
     lost: dict[int, list[str]] = {}
+    spans: dict[int, list[int]] = {}
+    picked: dict[tuple[int, ...], int] = {}  # the same holders (one file read again and again): one choice
     for term, u in candidates:
         if gone.get(term, 0) >= u and term not in forms:
             held_by = holders[term]
-            lost.setdefault(held_by[0] if u == 1 else _drawn_from(reply, held_by[:u], original), []).append(term)
+            if u == 1:
+                lost.setdefault(held_by[0], []).append(term)
+                continue
+            key = tuple(held_by[max(0, u - HOLDERS_COMPARED):u])
+            got = picked.get(key)
+            if got is None:
+                got = picked[key] = _drawn_from(reply, list(key), original, spans)
+            lost.setdefault(got, []).append(term)
     return lost
 
 
@@ -335,21 +344,56 @@ def shared_span(reply: Sequence[str], holder: frozenset[str]) -> int:
     also holds: how much of the reply was copied from it, line by line."""
     best = run = 0
     for line in reply:
-        run = run + 1 if line in holder else 0
-        best = max(best, run)
+        if line in holder:
+            run += 1
+            if run > best:
+                best = run
+        else:
+            run = 0
     return best
 
 
-def _drawn_from(reply: Message, candidates: list[int], original: Sequence[Message]) -> int:
+HOLDERS_COMPARED = 4
+MIN_SPAN = 3
+"""A reply of fewer non-trivial lines is charged to the latest holder: one line of a
+command or a name says nothing of which copy it came from."""
+"""How many of a term's latest holders the span is measured against: an older copy was
+superseded by the later ones (a run that compacted hundreds of times holds a path in
+hundreds of dropped messages)."""
+
+
+def _drawn_from(reply: Message, candidates: list[int], original: Sequence[Message],
+                seen: dict[int, list[int]]) -> int:
     """Of several messages holding a term a reply used, the one it drew from: the longest
     shared span of lines (an Edit's old_string copies the file it read, not the diff that
-    quoted a hunk of it), the latest on a tie (an older read was superseded)."""
+    quoted a hunk of it), the latest on a tie (an older read was superseded). ``seen``
+    keeps, per holder, [lines shared, span (-1: not measured)] for this reply."""
     lines = reply._memo.get(_REPLY_LINES_KEY)
     if lines is None:
-        lines = reply._memo[_REPLY_LINES_KEY] = _lines(message_text(reply))
-    if not lines:
-        return candidates[-1]
-    return max(reversed(candidates), key=lambda i: shared_span(lines, _line_set(original[i])))
+        words = _lines(message_text(reply))
+        lines = reply._memo[_REPLY_LINES_KEY] = (words, frozenset(words))
+    ordered, line_set = lines
+    if len(ordered) < MIN_SPAN:
+        return candidates[-1]  # a line or two says little of where it came from: the latest holder
+    shared = []
+    for i in candidates[-HOLDERS_COMPARED:]:
+        facts = seen.get(i)
+        if facts is None:
+            held = _line_set(original[i])
+            facts = seen[i] = [0 if line_set.isdisjoint(held) else len(line_set & held), -1]
+        shared.append((facts[0], i))
+    shared.sort(reverse=True)
+    best, best_span = candidates[-1], 0
+    # a span is at most the lines the two share: the most promising first, stop when none can win
+    for most, i in shared:  # most shared first, the latest first among equals
+        if most == 0 or most < best_span or (most == best_span and i < best):
+            break  # none left can beat the best (a tie goes to the latest)
+        facts = seen[i]
+        if facts[1] < 0:
+            facts[1] = shared_span(ordered, _line_set(original[i]))
+        if (facts[1], i) > (best_span, best):
+            best, best_span = i, facts[1]
+    return best
 
 
 _REPLY_LINES_KEY = "_lost_reply_lines"

@@ -296,3 +296,25 @@ def test_openhands_condensations_drop_exactly_the_events_they_forget(tmp_path) -
     assert all(r.messages[i].role == OMITTED for c in r.compactions for i in c.dropped)
     assert all(m.meta and "openhands_event" in m.meta for m in t.messages)  # the view positions masking reads
     assert tc.dump(t) == path.read_bytes()
+
+
+def test_an_anthropic_compaction_block_is_a_compaction_of_the_run_as_recorded(tmp_path) -> None:
+    """A request body of the Messages API after a server-side compaction (compact_20260112):
+    the assistant message whose content starts with the ``compaction`` block holds the
+    summary, and later calls do not send what came before it."""
+    msgs: list[dict] = [{"role": "user", "content": "Fix the bug in app.py"}]
+    for k in range(3):
+        msgs += [{"role": "assistant", "content": [{"type": "tool_use", "id": f"t{k}", "name": "read",
+                                                    "input": {"path": f"f{k}.py"}}]},
+                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{k}", "content": "x = 1\n" * 300}]}]
+    msgs += [{"role": "assistant", "content": [{"type": "compaction", "content": "Summary: read f0-f2; the bug is in f1."},
+                                                {"type": "text", "text": "Continuing."}]},
+             {"role": "user", "content": "go on"}, {"role": "assistant", "content": [{"type": "text", "text": "Done."}]}]
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps({"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": msgs,
+                                "context_management": {"edits": [{"type": "compact_20260112"}]}}))
+    t = tc.load(path)
+    (c,) = tc.recorded(t).compactions
+    assert t.messages[c.summary].content.startswith("Summary: read f0-f2")
+    assert c.dropped == tuple(range(c.summary)) and c.source == "anthropic compaction block"
+    assert tc.dump(t) == path.read_bytes()

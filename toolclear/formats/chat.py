@@ -349,6 +349,8 @@ def read_openai(doc: Document, conv: Conversation, b: Builder, *, eino: bool) ->
 
 
 def _anthropic_block_text(doc: Document, block: Any, path: Path) -> str:
+    if isinstance(block, dict) and block.get("type") == "compaction" and isinstance(block.get("content"), str):
+        return str(block["content"])  # the summary the API wrote in place of what came before
     if isinstance(block, dict) and block.get("type") in ("text", "thinking"):
         for key in ("text", "thinking"):
             if isinstance(block.get(key), str):
@@ -418,7 +420,12 @@ def read_anthropic_blocks(
                 else:
                     said.append(texts[-1])
         # the thinking blocks, and the text without them (what a clear_thinking edit leaves)
-        meta = {"thinking": tuple(thinking), "without_thinking": "\n".join(said)} if thinking else None
+        meta: dict[str, Any] | None = {"thinking": tuple(thinking), "without_thinking": "\n".join(said)} \
+            if thinking else None
+        if any(isinstance(block, dict) and block.get("type") == "compaction" for block in blocks):
+            # the API's server-side compaction (compact_20260112): later requests drop what came before it
+            meta = {**(meta or {}), "compaction": {"trigger": "auto", "summary": True,
+                                                   "source": "anthropic compaction block"}}
         added.append(b.add(Message(role=role, content="\n".join(texts), tool_calls=tuple(calls), meta=meta), (),
                            origin))
         return added

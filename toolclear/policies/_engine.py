@@ -115,23 +115,6 @@ def _overlay(values: tuple[Any, ...], changes: Mapping[int, Any]) -> tuple[Any, 
     return tuple(out)
 
 
-def assemble(
-    original: tuple[Message, ...],
-    engine: Engine,
-    config: Any,
-    counter: TokenCounter,
-    calls: Sequence[int],
-    *,
-    mode: str,
-    final: tuple[Message, ...] | None = None,
-    files: Mapping[str, str] | None = None,
-    notes: tuple[str, ...] = (),
-) -> Result:
-    """Run ``engine`` over ``calls`` and keep what each call sent."""
-    with paused_gc():  # tens of thousands of small step tuples, no cycles
-        return _assemble(original, engine, config, counter, calls, mode=mode, final=final, files=files, notes=notes)
-
-
 def _leave_out(i: int, old: Message, new: Message, count: int, call: int, view: dict[int, Message],
                view_count: dict[int, int], changed_at: list[int | None], original_count: int) -> int:
     """Message ``i`` left out of the request from ``call`` on (a compaction): the tokens
@@ -145,7 +128,8 @@ def _leave_out(i: int, old: Message, new: Message, count: int, call: int, view: 
     return saved
 
 
-def _assemble(
+@paused_gc()  # tens of thousands of small step tuples, no cycles
+def assemble(
     original: tuple[Message, ...],
     engine: Engine,
     config: Any,
@@ -157,6 +141,7 @@ def _assemble(
     files: Mapping[str, str] | None = None,
     notes: tuple[str, ...] = (),
 ) -> Result:
+    """Run ``engine`` over ``calls`` and keep what each call sent."""
     n = len(original)
     counts = count_tokens(original, counter)
     prefix = [0] * (n + 1)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import re
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -374,3 +376,26 @@ def test_the_report_says_what_kind_of_message_a_loss_charges() -> None:
     lost = tc.losses(tc.replay(msgs, tc.parse_policy("openhands:keep_last=2")))
     assert lost.needed_kinds().get("assistant", 0) >= 1
     assert "assistant message(s)" in lost.needed_text()
+
+
+def test_a_log_without_the_agents_text_says_losses_cannot_be_judged() -> None:
+    """Replies captured without their text (an OpenTelemetry trace without content
+    capture, a redacted export): "nothing needed" would be no finding."""
+    import io
+
+    from toolclear.cli import main
+
+    t = tc.load(REAL[2])
+    blank = [tc.Message(m.role, "" if m.role == "assistant" else m.content, (), m.tool_call_id, m.tool_name)
+             for m in t.messages]
+    r = tc.replay(blank, tc.parse_policy("eino:threshold=2000,keep=1000"))
+    lost = tc.losses(r)
+    assert r.changed_indices and not lost.judged and lost.needed == ()
+    assert "cannot be judged" in lost.needed_text()
+    assert tc.losses(tc.replay(t.messages, tc.parse_policy("eino:threshold=2000,keep=1000"))).judged
+    path = Path(tempfile.mkdtemp()) / "blank.jsonl"
+    path.write_text("".join(json.dumps(m.to_dict()) + "\n" for m in blank))
+    err = io.StringIO()
+    assert main(["reduce", str(path), "--policy", "eino:threshold=2000,keep=1000", "--replay", "-o",
+                 str(path.with_name("out.jsonl"))], stdout=io.BytesIO(), stderr=err) == 0
+    assert "losses cannot be judged" in err.getvalue()

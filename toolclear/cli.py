@@ -683,7 +683,9 @@ def _reduce(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int
                                       + [f"{n} {k} message(s)" for k, n in sorted(others.items())]) + ")"
                      if others else "")
             parts.append(f"{tally['needed']} changed message(s) needed later{kinds} (re-fetch "
-                         f"{_fmt(tally['refetch'])} tokens)")
+                         f"{_fmt(tally['refetch'])} tokens)" + (
+                             f"; in {tally['unjudged']} conversation(s) losses cannot be judged (the log holds no "
+                             "text of the agent's replies)" if tally["unjudged"] else ""))
         written = written_as(chosen[0].format) if chosen else ""
         as_what = f" in {written} format ({chosen[0].format} files are not rewritten in place)" \
             if chosen and written != chosen[0].format else ""
@@ -707,6 +709,7 @@ def _tally(tally: Counter[str], result: Result, stderr: IO[str]) -> None:
         lost = losses(result)
         tally["needed"] += len(lost.needed)
         tally["refetch"] += lost.refetch_tokens
+        tally["unjudged"] += not lost.judged
         for kind, n in lost.needed_kinds().items():
             tally[f"needed_{kind}"] = tally.get(f"needed_{kind}", 0) + n
     for note in result.notes:

@@ -171,6 +171,10 @@ class Losses:
     """Model calls whose reply was looked at."""
     changed: int = 0
     """Messages the policy changed at some call."""
+    judged: bool = True
+    """False when the log holds no text of what the agent did (its replies hold no term
+    and call nothing with arguments: redacted, or not captured): then "nothing needed"
+    is not a finding, and the CLI, the app and the report say losses cannot be judged."""
 
     @property
     def lost_terms(self) -> int:
@@ -198,7 +202,9 @@ class Losses:
 
     def needed_text(self) -> str:
         """The needed count said by kind: "12 tool results" or "12 (10 tool results, 2
-        assistant messages)"."""
+        assistant messages)"; or that it cannot be judged."""
+        if not self.judged:
+            return "cannot be judged (the log holds no text of the agent's replies)"
         kinds = self.needed_kinds()
         names = {"tool": "tool result(s)", "assistant": "assistant message(s)", "user": "user message(s)"}
         parts = [f"{n:,} {names.get(k, k + ' message(s)')}" for k, n in sorted(kinds.items(), key=lambda kv: kv[0] != "tool")]
@@ -460,18 +466,20 @@ def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
             for i in sorted(lost):
                 refs.append(LostReference(k, i, tuple(lost[i]), original[i].role))
                 needed.add(i)
-    return _with_refetches(result, original, refs, needed, calls, len(changed))
+    return _with_refetches(result, original, refs, needed, calls, len(changed),
+                           judged=not changed or bool(facts.among) or any(m.tool_calls for m in original))
 
 
 def _with_refetches(result: Any, original: Sequence[Message], refs: list[LostReference], needed: set[int],
-                    calls: int, changed: int) -> Losses:
-    """The losses found by the terms, with each re-fetch added (``_refetched``)."""
+                    calls: int, changed: int, *, judged: bool = True) -> Losses:
+    """The losses found by the terms, with each re-fetch added (``_refetched``). ``judged``
+    is False when nothing the agent did is in the log to look for."""
     for k, i in _refetched(original, result.cleared_at):
         refs.append(LostReference(k, i, (REFETCHED,), original[i].role))
         needed.add(i)
     refs.sort(key=lambda r: (r.call_index, r.message_index))
     counts = result.token_counts_original or result.token_counts
-    return Losses(tuple(refs), tuple(sorted(needed)), sum(counts[i] for i in needed), calls, changed)
+    return Losses(tuple(refs), tuple(sorted(needed)), sum(counts[i] for i in needed), calls, changed, judged)
 
 
 REFETCHED = "(fetched again)"

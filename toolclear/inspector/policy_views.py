@@ -302,7 +302,10 @@ def render_losses(result: tc.Result, mode: schema.Mode) -> Any:
                   "then kept up to date)", key="losses_go", on_click=_want_losses)
         return None
     changed = len(result.changed_indices)
-    if changed:
+    if changed and not lost.judged:
+        st.caption("**Needed later: cannot be judged.** The log holds no text of the agent's replies (redacted, or "
+                   "not captured), so nothing shows which changed result a later call used.")
+    elif changed:
         st.caption(f"**Needed later: {md(lost.needed_text())} of {changed:,} changed.** The agent's replies used names "
                    f"that only those results still held ({len(lost.references):,} lost reference(s)); getting "
                    f"each back once costs {lost.refetch_tokens:,} tokens. A strong hint, not proof: see the "

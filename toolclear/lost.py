@@ -21,7 +21,7 @@ import re
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ConfigError
@@ -238,6 +238,10 @@ class _RunFacts:
     """Reply index -> (term, messages before it that hold it), for its terms held there."""
     replies: frozenset[int]
     """Indices of the assistant messages: the replies a call can be looked at for."""
+    drawn: dict[tuple[int, tuple[int, ...]], int] = field(default_factory=dict)
+    """(reply, the holders of a term it used) -> the one it drew from: the same for every
+    replay of the run (a term is lost only when all its holders are changed), so found
+    once, when first asked."""
 
 
 def _pieces_among(m: Message, by_text: dict[str, frozenset[str]], by_terms: dict[frozenset[str], frozenset[str]],
@@ -314,24 +318,24 @@ _RESULT_KEY = "_lost"
 
 
 def _lost_at(candidates: Iterable[tuple[str, int]], gone: dict[str, int], forms: dict[str, int],
-             holders: dict[str, list[int]], reply: Message, original: Sequence[Message]) -> dict[int, list[str]]:
+             holders: dict[str, list[int]], k: int, original: Sequence[Message],
+             drawn: dict[tuple[int, tuple[int, ...]], int]) -> dict[int, list[str]]:
     """At one reply: changed message -> the reply's terms that only its original held. A
     term ``u`` earlier messages held is lost when all ``u`` are changed (``gone``) and no
     changed form holds it; it is charged to the one of them the reply drew from
     (``_drawn_from``: the longest span of lines shared with the reply, the latest on a tie)."""
     lost: dict[int, list[str]] = {}
     spans: dict[int, list[int]] = {}
-    picked: dict[tuple[int, ...], int] = {}  # the same holders (one file read again and again): one choice
     for term, u in candidates:
         if gone.get(term, 0) >= u and term not in forms:
             held_by = holders[term]
             if u == 1:
                 lost.setdefault(held_by[0], []).append(term)
                 continue
-            key = tuple(held_by[max(0, u - HOLDERS_COMPARED):u])
-            got = picked.get(key)
+            key = (k, tuple(held_by[max(0, u - HOLDERS_COMPARED):u]))  # the same holders: one choice
+            got = drawn.get(key)
             if got is None:
-                got = picked[key] = _drawn_from(reply, list(key), original, spans)
+                got = drawn[key] = _drawn_from(original[k], list(key[1]), original, spans)
             lost.setdefault(got, []).append(term)
     return lost
 
@@ -461,7 +465,7 @@ def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
         if k not in replies:
             continue
         calls += 1
-        lost = _lost_at(candidates.get(k, ()), gone, forms, holders, original[k], original)
+        lost = _lost_at(candidates.get(k, ()), gone, forms, holders, k, original, facts.drawn)
         if lost:
             for i in sorted(lost):
                 refs.append(LostReference(k, i, tuple(lost[i]), original[i].role))

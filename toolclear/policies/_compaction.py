@@ -76,9 +76,6 @@ class CompactingEngine:
         self.msgs, self.rule, self.name, self.trigger, self.cached = messages, rule, name, trigger, cached
         self.trigger_now = trigger
         self.counts = list(count_tokens(messages, counter))
-        self.prefix = [0]
-        for c in self.counts:
-            self.prefix.append(self.prefix[-1] + c)
         self.logged = frozenset(compactions_of(messages))
         self.ratio = summary_ratio(messages, self.counts) if not summary_tokens else 0.0
         self.fixed_summary = summary_tokens
@@ -168,16 +165,6 @@ class CompactingEngine:
         return replace(result, compactions=tuple(c for c in self.compactions if c.at < n))
 
 
-def last_messages(engine: CompactingEngine, n: int) -> set[int]:
-    """The last ``n`` visible messages, moved back so no tool result is kept without the
-    call it answers (LangChain's, OpenHands' and ADK's rule: a pair is never split)."""
-    vis = engine.visible
-    if n <= 0:
-        return set()
-    start = max(0, len(vis) - n)
-    return set(vis[safe_start(engine, start):])
-
-
 def safe_start(engine: CompactingEngine, start: int) -> int:
     """``start`` (a position in ``engine.visible``) moved back past tool results, so the
     kept tail starts at the call that asked for them."""
@@ -185,20 +172,6 @@ def safe_start(engine: CompactingEngine, start: int) -> int:
     while 0 < start < len(vis) and msgs[vis[start]].role == "tool":
         start -= 1
     return start
-
-
-def tokens_tail(engine: CompactingEngine, budget: int, counted: Callable[[int], int] | None = None) -> set[int]:
-    """The latest visible messages whose tokens add up to at most ``budget``, moved back
-    so no pair is split."""
-    vis = engine.visible
-    total, start = 0, len(vis)
-    each = counted or (lambda i: engine.count[i])
-    while start > 0 and total + each(vis[start - 1]) <= budget:
-        start -= 1
-        total += each(vis[start])
-    if start == len(vis):
-        return set()
-    return set(vis[safe_start(engine, start):])
 
 
 def engine_of(rule_for: Callable[[Any], Rule], name: str, trigger: str = "auto",

@@ -301,10 +301,6 @@ def _describe(c: LangChainSummarizationConfig) -> str:
     return f"langchain-summarization at {' or '.join(parts) or 'never'}, keep {c.keep[0]} {c.keep[1]:,}"
 
 
-def _first(config: LangChainSummarizationConfig, kind: str) -> Any:
-    return next((v for clause in config.clauses for k, v in clause if k == kind), None)
-
-
 SPEC = PolicySpec(
     name="langchain-summarization",
     config=LangChainSummarizationConfig,

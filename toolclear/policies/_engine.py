@@ -19,7 +19,7 @@ from ..counters import TokenCounter, count_tokens
 from ..model import OMITTED, Message, MessageStatus, Slot, ToolCall
 from ..result import Result, Step, Trace
 
-__all__ = ["Engine", "Pairing", "assemble", "left_out", "model_calls_of", "with_inputs_cleared"]
+__all__ = ["Engine", "Pairing", "assemble", "left_out", "model_calls", "with_inputs_cleared"]
 
 
 class Engine(Protocol):
@@ -73,9 +73,11 @@ def left_out(m: Message) -> Message:
     return hit
 
 
-def model_calls_of(messages: Sequence[Message]) -> list[int]:
-    """The prefix length of each model call (each assistant message), then the whole run."""
-    return [i for i, m in enumerate(messages) if m.role == "assistant"] + [len(messages)]
+def model_calls(messages: Sequence[Message]) -> list[int]:
+    """The call index of every model call: each assistant message, then the end."""
+    calls = [i for i, m in enumerate(messages) if m.role == "assistant"]
+    calls.append(len(messages))
+    return calls
 
 
 def with_inputs_cleared(message: Message, call_ids: frozenset[str], empty: str = "{}") -> Message:

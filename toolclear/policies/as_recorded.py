@@ -102,7 +102,7 @@ def fast_replay(messages: Any, config: AsRecordedConfig, *, counter: Any = None,
     from .._gc import paused_gc
     from ..counters import get_counter
     from ..result import Step, Trace
-    from ._engine import model_calls_of
+    from ._engine import model_calls
 
     msgs = tuple(messages)
     count = get_counter(counter)
@@ -111,7 +111,7 @@ def fast_replay(messages: Any, config: AsRecordedConfig, *, counter: Any = None,
     prefix = [0] * (len(msgs) + 1)
     for i, c in enumerate(counts):
         prefix[i + 1] = prefix[i] + c
-    calls = model_calls_of(msgs)
+    calls = model_calls(msgs)
     changed_at: list[int | None] = [None] * len(msgs)
     steps: list[Step] = []
     at, low, high, saved_at = array("q"), array("q"), array("q"), array("q")

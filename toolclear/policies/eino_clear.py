@@ -33,6 +33,7 @@ from ..counters import DEFAULT_COUNTER, TokenCounter, count_tokens, counter_name
 from ..errors import ConfigError
 from ..model import Message, MessageStatus
 from ..result import Result, Step, Trace
+from ._engine import model_calls
 from ._export import go_int, go_str
 from ._spec import Knob, PolicySpec, Preset
 
@@ -383,13 +384,6 @@ def reduce_by_tokens(
 #   need looking at;
 # * inside the window nothing has changed, so the walk back is a pointer moving forward
 #   over prefix sums of the original counts: O(n) for the whole run.
-
-
-def model_calls(messages: Sequence[Message]) -> list[int]:
-    """The call index of every model call: each assistant message, then the end."""
-    calls = [i for i, m in enumerate(messages) if m.role == "assistant"]
-    calls.append(len(messages))
-    return calls
 
 
 def replay(

@@ -9,15 +9,16 @@ calibration read.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from operator import attrgetter
 from typing import Any, NamedTuple
 
 from ._kept import KeptFor
-from .model import Message, reply_time
+from .model import Message, reply_time, utf8_len
 from .result import Result
 
-__all__ = ["COMPACTION_TEXT", "SYNTHETIC_MODEL", "LogCompaction", "cache_resets", "compactions_of", "log_compactions"]
+__all__ = ["COMPACTION_TEXT", "SYNTHETIC_MODEL", "LogCompaction", "cache_resets", "codex_kept_users", "compactions_of",
+           "log_compactions"]
 
 
 COMPACTION_TEXT = "This session is being continued from a previous conversation"
@@ -38,6 +39,34 @@ def compactions_of(messages: Sequence[Message]) -> tuple[int, ...]:
     compaction (Claude Code's summary, Codex's), as the readers mark it or by Claude
     Code's summary text in a log written back in another format."""
     return tuple(i for i, m in enumerate(messages) if _is_compaction(m))
+
+
+CODEX_USER_MESSAGES_KEPT = 20_000
+"""Codex's ``COMPACT_USER_MESSAGE_MAX_TOKENS`` (codex-rs/core/src/compact.rs, 0100b103)."""
+CODEX_SESSION_PREFIXES = ("<environment_context>", "# AGENTS.md instructions", "<user_instructions>",
+                          "<INSTRUCTIONS>")
+"""User messages Codex's ``collect_user_messages`` leaves out: the session's own context,
+which its initial context sends again."""
+
+
+def codex_kept_users(users: Iterable[tuple[int, str]]) -> list[int]:
+    """Which of the user messages ``(index, text)`` a Codex compaction keeps: the latest
+    first, while their tokens (bytes / 4, rounded up) fit in 20,000, leaving out the
+    session's own context. Codex cuts the one that does not fit to what is left; here it
+    is left out whole. The one rule the Codex reader and ``codex-compact`` follow."""
+    kept: list[int] = []
+    left = CODEX_USER_MESSAGES_KEPT
+    for i, text in reversed(list(users)):
+        if text.startswith(CODEX_SESSION_PREFIXES):
+            continue
+        if left <= 0:
+            break
+        n = (utf8_len(text) + 3) // 4
+        if n > left:
+            break
+        kept.append(i)
+        left -= n
+    return kept
 
 
 class LogCompaction(NamedTuple):

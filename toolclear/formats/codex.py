@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ..model import Message, Transcript, Usage, utf8_len
+from ..logfacts import CODEX_SESSION_PREFIXES, codex_kept_users
+from ..model import Message, Transcript, Usage
 from ._base import Builder, FormatReader, json_type, str_or_none, token_count
 from ._doc import BadLine, Document
 from .responses import read_item
@@ -101,21 +102,14 @@ class CodexFormat(FormatReader):
         if not isinstance(text, str):
             b.warnings.append(f"line {i + 1}: a compacted record without a 'message' string; kept as it is")
             return
-        users = [k for k, m in enumerate(b.messages) if m.role == "user" and not (m.meta or {}).get("compaction")
-                 and not m.content.startswith(_SESSION_PREFIXES)]
+        users = [(k, m.content) for k, m in enumerate(b.messages)
+                 if m.role == "user" and not (m.meta or {}).get("compaction")]
         history = payload.get("replacement_history")
-        kept: list[int] = []
         if isinstance(history, list):
             texts = {_item_text(item) for item in history if isinstance(item, dict) and item.get("role") == "user"}
-            kept = [k for k in users if b.messages[k].content in texts]
+            kept = [k for k, text in users if text in texts and not text.startswith(CODEX_SESSION_PREFIXES)]
         else:
-            left = _USER_MESSAGES_KEPT
-            for k in reversed(users):
-                n = (utf8_len(b.messages[k].content) + 3) // 4
-                if n > left:
-                    break
-                kept.append(k)
-                left -= n
+            kept = codex_kept_users(users)
         facts = {"trigger": "", "pre_tokens": 0, "summary": True, "kept": tuple(sorted(kept)),
                  "source": "codex compacted"}
         b.add(Message("user", text, meta={"compaction": facts}), [(i, "payload", "message")], (i, "payload"))
@@ -161,10 +155,6 @@ def _note_skipped(b: Builder, reasoning: int, not_read: Counter[str]) -> None:
 
 _count = token_count  # one rule for every reader: toolclear.formats._base
 
-_USER_MESSAGES_KEPT = 20_000
-"""Codex's ``COMPACT_USER_MESSAGE_MAX_TOKENS`` (codex-rs/core/src/compact.rs)."""
-_SESSION_PREFIXES = ("<environment_context>", "# AGENTS.md instructions", "<user_instructions>", "<INSTRUCTIONS>")
-"""User messages Codex's ``collect_user_messages`` leaves out: the session's own context."""
 
 
 def _item_text(item: dict[str, Any]) -> str:

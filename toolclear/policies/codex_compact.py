@@ -16,17 +16,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..checks import whole
-from ..model import utf8_len
+from ..logfacts import CODEX_USER_MESSAGES_KEPT, codex_kept_users
 from ..windows import run_context_window
 from ._compaction import CompactingEngine, TokenTrigger, engine_of, system_messages
 from ._spec import Knob, PolicySpec, Preset
 
 __all__ = ["SPEC", "CodexCompactConfig", "USER_MESSAGES_KEPT"]
 
-USER_MESSAGES_KEPT = 20_000
-"""``COMPACT_USER_MESSAGE_MAX_TOKENS``."""
+USER_MESSAGES_KEPT = CODEX_USER_MESSAGES_KEPT
 DEFAULT_WINDOW = 272_000
-_SESSION_PREFIXES = ("<environment_context>", "# AGENTS.md instructions", "<user_instructions>", "<INSTRUCTIONS>")
 
 
 @dataclass(frozen=True)
@@ -42,26 +40,9 @@ class CodexCompactConfig:
         whole("summary_tokens", self.summary_tokens)
 
 
-def _approx(text: str) -> int:
-    """``approx_token_count``: bytes / 4, rounded up."""
-    return (utf8_len(text) + 3) // 4
-
-
 def _user_messages(e: CompactingEngine) -> set[int]:
-    kept: set[int] = set(system_messages(e))
-    left = USER_MESSAGES_KEPT
-    for i in reversed(e.visible):
-        m = e.msgs[i]
-        if m.role != "user" or i in e.summaries or m.content.startswith(_SESSION_PREFIXES):
-            continue
-        if left <= 0:
-            break
-        n = _approx(m.content)
-        if n > left:
-            break
-        kept.add(i)
-        left -= n
-    return kept
+    users = [(i, e.msgs[i].content) for i in e.visible if e.msgs[i].role == "user" and i not in e.summaries]
+    return system_messages(e) | set(codex_kept_users(users))
 
 
 def _rule(config: CodexCompactConfig) -> TokenTrigger:

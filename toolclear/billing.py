@@ -296,11 +296,10 @@ def _log_summarizations(result: Result, cuts: Sequence[int], scale: float) -> li
     """(call, context before, summary tokens) of each compaction the log records: the
     context as the log records it (Claude Code's pre-compaction tokens, else the prompt
     of the last recorded call before it), the summary as the transcript holds it."""
-    from .logfacts import log_compactions
+    from .logfacts import context_before, log_compactions
 
     log = _log_of(result)
     by_index = {c.position: c for c in log_compactions(log)}
-    recorded = _log_facts(log)[1]
     ends = [s.call_index for s in result.model_call_steps]
     out = []
     for cut in cuts:
@@ -308,11 +307,7 @@ def _log_summarizations(result: Result, cuts: Sequence[int], scale: float) -> li
         if pos >= len(ends):
             continue
         c = by_index.get(cut)
-        before = c.pre_tokens if c is not None else 0
-        if not before:
-            k = bisect_left(recorded, cut) - 1
-            u = log[recorded[k]].usage if k >= 0 else None
-            before = u.prompt_tokens if u is not None else 0
+        before = context_before(log, cut, c.pre_tokens if c is not None else 0)
         summary = round(scale * result.token_counts[cut]) if c is None or c.summary else 0
         out.append((ends[pos], before, summary, True))
     return out

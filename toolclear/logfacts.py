@@ -18,7 +18,7 @@ from .model import Message, reply_time, utf8_len
 from .result import Result
 
 __all__ = ["COMPACTION_TEXT", "SYNTHETIC_MODEL", "LogCompaction", "cache_resets", "codex_kept_users", "compactions_of",
-           "log_compactions"]
+           "context_before", "log_compactions"]
 
 
 COMPACTION_TEXT = "This session is being continued from a previous conversation"
@@ -132,6 +132,24 @@ def _log_facts(messages: Sequence[Message]) -> tuple[tuple[int, ...], tuple[int,
         recorded = tuple(i for i, u in enumerate(usage) if u is not None) if usage.count(None) < len(usage) else ()
         return compactions_of(messages), recorded
     return _log_facts_kept.get(messages, read)
+
+
+def context_before(messages: Sequence[Message], position: int, pre_tokens: int = 0) -> int:
+    """The context a compaction at ``position`` summarised, as the log says it: its own
+    figure where it records one (``pre_tokens``: Claude Code's ``preTokens``), else the
+    prompt of the last recorded call before it; 0 when the log says neither."""
+    if pre_tokens:
+        return pre_tokens
+    from bisect import bisect_left
+
+    recorded = _log_facts(messages)[1]
+    k = bisect_left(recorded, position) - 1
+    while k >= 0:
+        u = messages[recorded[k]].usage
+        if u is not None and u.prompt_tokens:
+            return u.prompt_tokens
+        k -= 1
+    return 0
 
 
 class _LogArrays(NamedTuple):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..counters import TokenCounter, count_tokens
-from ..logfacts import log_compactions
+from ..logfacts import context_before, log_compactions
 from ..model import Message, MessageStatus
 from ..result import Compaction, Result
 from ._engine import left_out
@@ -76,10 +76,8 @@ class RecordedEngine:
             if pos >= len(ends):
                 continue  # nothing was sent after it
             at = ends[pos]
-            before = cut.pre_tokens or (result.steps[pos - 1].context_tokens if pos else 0)
-            if not cut.pre_tokens and pos:  # as sent where the call before it recorded its prompt
-                u = log[ends[pos - 1]].usage
-                before = u.prompt_tokens if u is not None and u.prompt_tokens else before
+            before = context_before(log, cut.position, cut.pre_tokens) or (
+                result.steps[pos - 1].context_tokens if pos else 0)
             dropped = tuple(by_cut.get(k, ()))
             u = log[at].usage
             after = u.prompt_tokens if u is not None and u.prompt_tokens else result.steps[pos].context_tokens

@@ -246,15 +246,14 @@ def replay(
         result = assemble(msgs, engine, config, count, calls, mode="replay")
         return _calibrated(_with(result, files=dict(backend.files) if isinstance(backend, MemoryBackend) else {},
                                  notes=(f"simulated call by call with persist={persist}",)), calibration, count)
-    if spec.fast_replay is not None and offloading is None and spec.steps_counter(config) == "":
-        # a fast replay in the caller's counter (the run as recorded)
-        return _calibrated(spec.fast_replay(messages, config, counter=counter, backend=backend), calibration,
-                           get_counter(counter))
-    if spec.fast_replay is not None and spec.steps_counter(config) != "":
+    if spec.fast_replay is not None and (own := spec.steps_counter(config)):  # in its own counter (eino's)
         return _calibrated(spec.fast_replay(messages, config, offloading=offloading, backend=backend), calibration,
-                           get_counter(spec.steps_counter(config) or None))
+                           get_counter(own))
     if offloading is not None:
         raise ConfigError("offloading belongs to eino's clear policy; eino's reduction truncates instead")
+    if spec.fast_replay is not None:  # in the caller's counter (the run as recorded)
+        return _calibrated(spec.fast_replay(messages, config, counter=counter, backend=backend), calibration,
+                           get_counter(counter))
     return _calibrated(_run(messages, config, counter, backend, tools, "replay", calibration), calibration,
                        get_counter(counter))
 

@@ -31,7 +31,7 @@ from .cache_model import (
     _rows,
     thinking_kept,
 )
-from .calibration import MAX_SCALE, MIN_SCALE, cut_before, fit_line, prefix_sums
+from .calibration import MAX_SCALE, MIN_SCALE, beyond_transcript, cut_before, fit_line, prefix_sums
 from .errors import ConfigError
 from .logfacts import (
     COMPACTION_TEXT,
@@ -206,10 +206,6 @@ def _fit_loop(result: Result, overhead: int, cuts: Sequence[int], prior: float =
     return fitted, scale, len(xs)
 
 
-SEGMENT_CALLS = 5
-"""Recorded calls after each compaction its overhead is read from (their median)."""
-
-
 def _segment_extras(result: Result, overhead: int, scale: float, cuts: Sequence[int]) -> tuple[int, ...]:
     """What the calls between two of the log's compactions sent beyond the fitted
     overhead, one figure per stretch (before the first, after each): the median
@@ -219,19 +215,14 @@ def _segment_extras(result: Result, overhead: int, scale: float, cuts: Sequence[
     if not cuts:
         return ()
     log = _log_of(result)
-    prefix = prefix_sums(result.token_counts)
-    found: list[list[int]] = [[] for _ in range(len(cuts) + 1)]
+    prompts = {}
     for step in result.model_call_steps:
         end = step.call_index
-        m = log[end] if end < len(log) else None
-        u = m.usage if m is not None else None
-        if u is None or not u.prompt_tokens or u.model == SYNTHETIC_MODEL:
-            continue
-        k = bisect_left(cuts, end)
-        if len(found[k]) < SEGMENT_CALLS:
-            cut = cuts[k - 1] if k else 0
-            found[k].append(u.prompt_tokens - overhead - round(scale * (prefix[end] - prefix[cut])))
-    extras = [sorted(r)[len(r) // 2] if r else 0 for r in found]
+        u = log[end].usage if end < len(log) else None
+        if u is not None and u.prompt_tokens and u.model != SYNTHETIC_MODEL:
+            prompts[end] = u.prompt_tokens
+    found = beyond_transcript(prompts, prefix_sums(result.token_counts), cuts, scale)
+    extras = [sorted(r)[len(r) // 2] - overhead if r else 0 for r in found]
     return tuple(extras) if any(extras) else ()
 
 

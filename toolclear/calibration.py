@@ -105,6 +105,27 @@ def cut_before(cuts: Sequence[int], index: int) -> int:
     return cuts[k - 1] if k else 0
 
 
+STRETCH_CALLS = 5
+"""Recorded calls per stretch between compactions that say what it sent beyond its transcript."""
+
+
+def beyond_transcript(prompts: Mapping[int, int], prefix: Sequence[int], cuts: Sequence[int], scale: float,
+                      calls: int = STRETCH_CALLS) -> list[list[int]]:
+    """Per stretch of the run (before the log's first compaction, after each), what its
+    first ``calls`` recorded calls sent beyond the transcript they held: the recorded
+    prompt less the transcript since the last compaction, at ``scale``. The system
+    prompt and tools, and the history a file that starts mid-session lacks or what an
+    agent attaches again after a compaction (``cost`` prices each stretch by it; a
+    compaction policy's trigger reads it)."""
+    out: list[list[int]] = [[] for _ in range(len(cuts) + 1)]
+    for end in sorted(prompts):
+        k = bisect_left(cuts, end)
+        if len(out[k]) < calls:
+            cut = cuts[k - 1] if k else 0
+            out[k].append(prompts[end] - round(scale * (prefix[end] - prefix[cut])))
+    return out
+
+
 def prefix_sums(counts: Iterable[int]) -> list[int]:
     """``out[i]``: the tokens before message i."""
     return list(accumulate(counts, initial=0))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
 from ._offload import MemoryBackend, StorageBackend
-from .calibration import Calibration, as_sent, cut_before, prefix_sums
+from .calibration import STRETCH_CALLS, Calibration, as_sent, beyond_transcript, cut_before, prefix_sums
 from .counters import TokenCounter, count_tokens, get_counter
 from .errors import ConfigError
 from .model import Message, MessageStatus, Transcript
@@ -87,8 +87,8 @@ def _anchor(cal: Calibration, prefix: Sequence[int], n: int, resends: bool) -> A
     first_cut = cal.cuts[0] if cal.cuts else n + 1
     before = [k for k in cal.prompts if k < first_cut]
     last_known = max(before) if before else first_cut
-    after = sorted(cal.prompts[k] - round(cal.scale * (prefix[k] - prefix[cut_before(cal.cuts, k)]))
-                   for k in sorted(k for k in cal.prompts if k > first_cut)[:5])
+    after = sorted([r for stretch in beyond_transcript(cal.prompts, prefix, cal.cuts, cal.scale)[1:]
+                    for r in stretch][:STRETCH_CALLS])
     post = after[len(after) // 2] if after and resends else cal.overhead_tokens
 
     def anchor(length: int, compacted: bool) -> int:

@@ -238,6 +238,9 @@ class _RunFacts:
     """Reply index -> (term, messages before it that hold it), for its terms held there."""
     replies: frozenset[int]
     """Indices of the assistant messages: the replies a call can be looked at for."""
+    refetch: list[tuple[int, int]] | None = None
+    """Every (call, the earlier result it fetches again): found when first asked
+    (``_refetch_pairs``)."""
     drawn: dict[tuple[int, tuple[int, ...]], int] = field(default_factory=dict)
     """(reply, the holders of a term it used) -> the one it drew from: the same for every
     replay of the run (a term is lost only when all its holders are changed), so found
@@ -378,11 +381,7 @@ def _drawn_from(reply: Message, candidates: list[int], original: Sequence[Messag
     shared span of lines (an Edit's old_string copies the file it read, not the diff that
     quoted a hunk of it), the latest on a tie (an older read was superseded). ``seen``
     keeps, per holder, [lines shared, span (-1: not measured)] for this reply."""
-    lines = reply._memo.get(_REPLY_LINES_KEY)
-    if lines is None:
-        words = _lines(message_text(reply))
-        lines = reply._memo[_REPLY_LINES_KEY] = (words, frozenset(words))
-    ordered, line_set = lines
+    ordered, line_set = _lines_of(reply)
     if len(ordered) < MIN_SPAN:
         return candidates[-1]  # a line or two says little of where it came from: the latest holder
     shared = []
@@ -406,18 +405,17 @@ def _drawn_from(reply: Message, candidates: list[int], original: Sequence[Messag
     return best
 
 
-_REPLY_LINES_KEY = "_lost_reply_lines"
-
-
-def _line_set(m: Message) -> frozenset[str]:
-    """The message's non-trivial lines, worked out once per message."""
-    hit = m._memo.get(_LINES_KEY)
+def _lines_of(m: Message) -> tuple[list[str], frozenset[str]]:
+    """The message's non-trivial lines, in order and as a set, worked out once per message."""
+    hit = m._memo.get(Slot.LOST_LINES)
     if hit is None:
-        hit = m._memo[_LINES_KEY] = frozenset(_lines(message_text(m)))
+        words = _lines(message_text(m))
+        hit = m._memo[Slot.LOST_LINES] = (words, frozenset(words))
     return hit
 
 
-_LINES_KEY = "_lost_lines"
+def _line_set(m: Message) -> frozenset[str]:
+    return _lines_of(m)[1]
 
 
 def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
@@ -547,12 +545,10 @@ def _refetched(original: Sequence[Message], cleared_at: Sequence[int | None]) ->
 def _refetch_pairs(original: Sequence[Message]) -> list[tuple[int, int]]:
     """Every (call, the latest earlier result of the same call or the same file read,
     with no write to that file between, and for a repeated command no command between
-    that may have changed things), in call order, kept on the run's first message as its
-    other facts are."""
-    memo = original[0]._memo if original else {}
-    hit = memo.get(_REFETCH_KEY)
-    if hit is not None and hit[0] == len(original) and hit[1] is original[-1]:
-        return hit[2]
+    that may have changed things), in call order, kept with the run's other facts."""
+    facts = _run_facts(original)
+    if facts.refetch is not None:
+        return facts.refetch
     call_of: dict[str, list[tuple[str, str]]] = {}
     latest: dict[tuple[str, str], int] = {}  # key -> the latest earlier result
     pairs: list[tuple[int, int]] = []
@@ -575,9 +571,5 @@ def _refetch_pairs(original: Sequence[Message]) -> list[tuple[int, int]]:
         elif m.role == "tool":
             for key in call_of.get(m.tool_call_id, ()):
                 latest[key] = k
-    if original:
-        memo[_REFETCH_KEY] = (len(original), original[-1], pairs)
+    facts.refetch = pairs
     return pairs
-
-
-_REFETCH_KEY = "_refetch_pairs"

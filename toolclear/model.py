@@ -59,6 +59,8 @@ class Slot(enum.Enum):
     """Losses: the terms of the message's text."""
     LOST_RUN = enum.auto()
     """Losses: what is the same for every replay of the run (on its first message)."""
+    LOST_LINES = enum.auto()
+    """Losses: the message's non-trivial lines, in order and as a set (whose text a reply copied)."""
 
 
 class Role(str, enum.Enum):

@@ -45,12 +45,12 @@ def scaled(messages: Sequence[Message], counter: str | None = None) -> list[str]
     msgs = tuple(messages)
     third = _round(sum(count_tokens(msgs, counter or "eino")) / 3)
     lc_third = _round(sum(langchain_tokens(m) for m in msgs) / 3)
+    # compaction counts the prompt as sent (system prompt and tools too): at 60 % of the run's peak
+    sixty = _round(0.6 * _peak(msgs, counter, third))
     return [f"eino:threshold={_round(third / 2)},keep={third}", f"anthropic:trigger={third}",
             f"langchain:trigger={lc_third}",
             f"eino-reduction:threshold={_round(reduction_tokens(msgs) / 3)},skip_truncation=true",
-            # compaction counts the prompt as sent (system prompt and tools too): at 60 % of the run's peak
-            f"anthropic-compaction:trigger={max(50_000, _round(0.6 * _peak(msgs, counter, third)))}",
-            f"codex-compact:limit={_round(0.6 * _peak(msgs, counter, third))}",
+            f"anthropic-compaction:trigger={max(50_000, sixty)}", f"codex-compact:limit={sixty}",
             f'langchain-summarization:trigger=["tokens",{lc_third}]']
 
 

@@ -155,3 +155,27 @@ def test_spec_takes_langchains_own_forms_and_writes_them_back() -> None:
         tc.parse_policy('langchain-summarization:trigger={"turns":3}')
     with pytest.raises(tc.ConfigError, match="keep"):
         tc.parse_policy('langchain-summarization:keep=["messages",0]')
+
+
+def test_the_state_is_counted_once_per_message_not_once_per_call(monkeypatch) -> None:
+    """LangChain counts its whole state before each call; replaying that literally made a
+    200,000-message run take minutes (quadratic). Each message is counted once between
+    compactions, and the decisions are the real middleware's (the differential tests)."""
+    from toolclear.policies import langchain_summarization as mod
+
+    calls = 0
+    real = mod.langchain_tokens
+
+    def counting(m):
+        nonlocal calls
+        calls += 1
+        return real(m)
+
+    monkeypatch.setattr(mod, "langchain_tokens", counting)
+    msgs = [tc.Message("user", "go")]
+    for i in range(2000):
+        msgs += [tc.Message("assistant", "", tool_calls=(tc.ToolCall(f"c{i}", "ls", "{}"),)),
+                 tc.Message("tool", "ok", tool_call_id=f"c{i}", tool_name="ls")]
+    result = tc.replay(msgs, LangChainSummarizationConfig(trigger=("messages", 10**6)))
+    assert not result.compactions
+    assert calls <= 2 * len(msgs)

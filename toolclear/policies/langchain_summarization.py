@@ -20,7 +20,7 @@ counted nor summarised.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,6 +140,21 @@ class _Rule:
         self.c = config
         self.limit: int | None = config.max_input_tokens or None
         self.known = bool(config.max_input_tokens)
+        # the state's size and tokens, kept as messages arrive (LangChain counts the whole
+        # state before every call; recounting it here made a long run quadratic)
+        self._epoch, self._seen, self._states, self._total = -1, 0, 0, 0
+
+    def _size(self, e: CompactingEngine) -> tuple[int, int]:
+        """The state's messages and LangChain tokens: a compaction starts the count again."""
+        if self._epoch != len(e.compactions):
+            self._epoch, self._seen, self._states, self._total = len(e.compactions), 0, 0, 0
+        vis = e.visible
+        for i in vis[self._seen:]:
+            if e.msgs[i].role != "system":
+                self._states += 1
+                self._total += langchain_tokens(e.summary_of(i))
+        self._seen = len(vis)
+        return self._states, self._total
 
     def _state(self, e: CompactingEngine) -> list[int]:
         return [i for i in e.visible if e.msgs[i].role != "system"]
@@ -149,16 +164,12 @@ class _Rule:
             self.limit, self.known = run_context_window(e.msgs), True
         return self.limit
 
-    def _count(self, e: CompactingEngine, idx: Sequence[int]) -> int:
-        return sum(langchain_tokens(e.summary_of(i)) for i in idx)
-
     def fires(self, e: CompactingEngine, length: int, sent: int) -> bool:
-        state = self._state(e)
-        total = self._count(e, state)
+        states, total = self._size(e)
         for clause in self.c.clauses:
             met = True
             for kind, value in clause:
-                if kind == "messages" and len(state) < value:
+                if kind == "messages" and states < value:
                     met = False
                 elif kind == "tokens" and total < value:
                     met = False

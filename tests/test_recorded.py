@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 import toolclear as tc
 from toolclear.logfacts import compactions_of
@@ -318,3 +319,48 @@ def test_an_anthropic_compaction_block_is_a_compaction_of_the_run_as_recorded(tm
     assert t.messages[c.summary].content.startswith("Summary: read f0-f2")
     assert c.dropped == tuple(range(c.summary)) and c.source == "anthropic compaction block"
     assert tc.dump(t) == path.read_bytes()
+
+
+def test_anthropic_bills_a_server_compaction_in_usage_iterations_and_toolclear_reads_it() -> None:
+    """A cassette of Messages API calls with compact_20260112: the response that compacted
+    reports the summarization apart, in ``usage.iterations`` (its top-level counts are the
+    answer's alone). The recorded bill and the run as recorded price that call as billed,
+    and the compaction's ``tokens_before`` is what it read."""
+    model = "claude-sonnet-4-5"
+    history: list[dict] = [{"role": "user", "content": "Fix the bug in app.py"}]
+    interactions = []
+
+    def call(reply: list[dict], usage: dict) -> None:
+        interactions.append({"request": {"parsed_body": {"model": model, "max_tokens": 1024,
+                                                         "messages": json.loads(json.dumps(history)),
+                                                         "context_management": {"edits": [{"type": "compact_20260112"}]}}},
+                             "response": {"parsed_body": {"model": model, "role": "assistant", "content": reply,
+                                                          "usage": usage}}})
+        history.append({"role": "assistant", "content": reply})
+
+    for k in range(2):
+        call([{"type": "tool_use", "id": f"t{k}", "name": "read", "input": {"path": f"f{k}.py"}}],
+             {"input_tokens": 1000 + 2000 * k, "output_tokens": 30})
+        history.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{k}",
+                                                     "content": "x = 1\n" * 300}]})
+    call([{"type": "compaction", "content": "Summary: read f0 and f1; the bug is in f1."},
+          {"type": "text", "text": "Continuing."}],
+         {"input_tokens": 400, "output_tokens": 20,
+          "iterations": [{"type": "compaction", "input_tokens": 5200, "output_tokens": 300},
+                         {"type": "message", "input_tokens": 400, "output_tokens": 20}]})
+    history.append({"role": "user", "content": "go on"})
+    call([{"type": "text", "text": "Done."}], {"input_tokens": 450, "output_tokens": 5})
+    history.append({"role": "user", "content": "thanks"})
+    call([{"type": "text", "text": "You are welcome."}], {"input_tokens": 470, "output_tokens": 5})
+    runs = tc.load_all(yaml.safe_dump({"interactions": interactions}).encode(), name="compacting.yaml")
+    t = runs[-1]
+    (c,) = tc.recorded(t).compactions
+    assert c.tokens_before == 5200 and c.source == "anthropic compaction block"
+    price = tc.pricing_for(model)
+    billed = (5200 * price.input + 300 * price.output) / 1e6
+    bill = tc.recorded_cost(t.messages)
+    assert bill.compaction_dollars == pytest.approx(billed)
+    assert bill.dollars == pytest.approx(billed + sum(c.dollars for c in bill.calls))
+    priced = tc.cost(tc.recorded(t), model)
+    assert [(k.uncached_tokens, k.output_tokens) for k in priced.compaction_calls] == [(5200, 300)]
+    assert priced.compaction_dollars == pytest.approx(billed)

@@ -45,7 +45,7 @@ from .logfacts import (
     cache_resets,
     compactions_of,
 )
-from .model import Message, reply_time
+from .model import Message, Usage, reply_time
 from .prices import MAX_PRICE, PRICING, CacheKind, Pricing, pricing_for, resolve
 from .result import Result
 
@@ -283,10 +283,12 @@ def _compacts(result: Result) -> bool:
         return False
 
 
-def _log_summarizations(result: Result, cuts: Sequence[int], scale: float) -> list[tuple[int, int, int, bool]]:
-    """(call, context before, summary tokens) of each compaction the log records: the
-    context as the log records it (Claude Code's pre-compaction tokens, else the prompt
-    of the last recorded call before it), the summary as the transcript holds it."""
+def _log_summarizations(result: Result, cuts: Sequence[int],
+                        scale: float) -> list[tuple[int, int, int, bool, Usage | None]]:
+    """(call, context before, summary tokens, cached, billed) of each compaction the log
+    records: the context as the log records it (Claude Code's pre-compaction tokens, else
+    the prompt of the last recorded call before it), the summary as the transcript holds
+    it, and the call's own usage where the log bills it (Anthropic's iterations)."""
     from .logfacts import context_before, log_compactions
 
     log = _log_of(result)
@@ -300,16 +302,22 @@ def _log_summarizations(result: Result, cuts: Sequence[int], scale: float) -> li
         c = by_index.get(cut)
         before = context_before(log, cut, c.pre_tokens if c is not None else 0)
         summary = round(scale * result.token_counts[cut]) if c is None or c.summary else 0
-        out.append((ends[pos], before, summary, True))
+        u = log[cut].usage
+        out.append((ends[pos], before, summary, True, u.compaction if u is not None else None))
     return out
 
 
-def _summarizations(compactions: Sequence[tuple[int, int, int, bool]], p: Pricing) -> tuple[CallCost, ...]:
-    """Each compaction's summarization call priced: it sends the context it compacts (a
-    prefix the cache holds from the call before, read from it where the provider caches
-    and the policy lets it) and writes the summary."""
+def _summarizations(compactions: Sequence[tuple[int, int, int, bool, Usage | None]],
+                    p: Pricing) -> tuple[CallCost, ...]:
+    """Each compaction's summarization call priced: as the log billed it where it records
+    the call (Anthropic's ``usage.iterations``), else modelled: it sends the context it
+    compacts (a prefix the cache holds from the call before, read from it where the
+    provider caches and the policy lets it) and writes the summary."""
     out = []
-    for at, before, summary, cached in compactions:
+    for at, before, summary, cached, billed in compactions:
+        if billed is not None:
+            out.append(_billed_call(at, billed, p))
+            continue
         if before <= 0:
             continue
         price = p.for_prompt(before)
@@ -317,6 +325,16 @@ def _summarizations(compactions: Sequence[tuple[int, int, int, bool]], p: Pricin
         inp = price.dollars(before - read, 0, read, 0)
         out.append(CallCost(at, before, before - read, 0, read, summary, inp + price.dollars(0, 0, 0, summary), inp))
     return tuple(out)
+
+
+def _billed_call(at: int, u: Usage, p: Pricing) -> CallCost:
+    """A call as the log billed it (1-hour cache writes at the 1-hour rate)."""
+    p = p.for_prompt(u.prompt_tokens)
+    one_h = min(u.cache_write_1h_tokens, u.cache_write_tokens)
+    write_1h = p.cache_write_1h if p.cache_write_1h is not None else p.cache_write
+    inp = p.dollars(u.input_tokens, u.cache_write_tokens - one_h, u.cache_read_tokens, 0) + one_h * write_1h / 1e6
+    return CallCost(at, u.prompt_tokens, u.input_tokens, u.cache_write_tokens, u.cache_read_tokens,
+                    u.output_tokens, inp + p.dollars(0, 0, 0, u.output_tokens), inp)
 
 
 def _after_cuts(messages: Sequence[Message], cuts: Sequence[int]) -> dict[int, int]:
@@ -421,7 +439,7 @@ def cost(result: Result, pricing: Pricing | str | None = None, *, calibrate: boo
                                       own_resets if flag and compacts else resets, kept, extras, compacts)
                           for flag in (True, False))
     logged = _log_summarizations(result, cuts, scale)
-    own = [(c.at, c.read_tokens or c.tokens_before, c.summary_tokens, c.cached) for c in result.compactions
+    own = [(c.at, c.read_tokens or c.tokens_before, c.summary_tokens, c.cached, None) for c in result.compactions
            if c.called] if compacts else logged
     return Cost(
         columns=with_,
@@ -498,6 +516,7 @@ def recorded_cost(messages: Sequence[Message], pricing: Pricing | str | None = N
     the 1-hour rate. Claude Code's ``<synthetic>`` replies are not calls and cost nothing."""
     fixed = resolve(pricing) if pricing is not None else None
     calls, notes, unknown = [], [], set()
+    compactions: list[CallCost] = []  # what the provider billed apart for its compactions
     for i, m in enumerate(messages):
         u = m.usage
         if m.role != "assistant" or u is None or u.model == SYNTHETIC_MODEL:
@@ -509,20 +528,19 @@ def recorded_cost(messages: Sequence[Message], pricing: Pricing | str | None = N
             except ConfigError:
                 unknown.add(u.model or "(none)")
                 continue
-        p = p.for_prompt(u.prompt_tokens)
-        one_h = min(u.cache_write_1h_tokens, u.cache_write_tokens)
-        write_1h = p.cache_write_1h if p.cache_write_1h is not None else p.cache_write
-        inp = p.dollars(u.input_tokens, u.cache_write_tokens - one_h, u.cache_read_tokens, 0) \
-            + one_h * write_1h / 1e6
-        calls.append(CallCost(i, u.prompt_tokens, u.input_tokens, u.cache_write_tokens, u.cache_read_tokens,
-                              u.output_tokens, inp + p.dollars(0, 0, 0, u.output_tokens), inp))
+        calls.append(_billed_call(i, u, p))
+        if u.compaction is not None:
+            compactions.append(_billed_call(i, u.compaction, p))
     if unknown:
         notes.append(f"calls of {', '.join(sorted(unknown))} left out: no pricing preset covers that model")
     if not calls:
         notes.append("the log recorded no usage")
     cols = _columns(calls)
     shown = fixed if fixed is not None else _run_preset(messages)
-    return Cost(columns=cols, columns_without_policy=cols, pricing=shown, assumptions=tuple(notes))
+    if compactions:
+        notes.append(f"{len(compactions)} call(s) compacted the context first, billed apart (usage.iterations)")
+    return Cost(columns=cols, columns_without_policy=cols, pricing=shown, assumptions=tuple(notes),
+                compaction_calls=tuple(compactions), compaction_calls_without_policy=tuple(compactions))
 
 
 def run_pricing(messages: Sequence[Message], pricing: Pricing | str | None = "auto") -> Pricing | None:

@@ -96,7 +96,9 @@ def log_compactions(messages: Sequence[Message]) -> tuple[LogCompaction, ...]:
         facts = (m.meta or {}).get("compaction") or {}
         summary = m.content.startswith(COMPACTION_TEXT) or bool(facts.get("summary"))
         named = facts.get("dropped")
-        out.append(LogCompaction(i, str(facts.get("trigger") or ""), int(facts.get("pre_tokens") or 0), summary,
+        billed = m.usage.compaction if m.usage is not None else None  # Anthropic's usage.iterations
+        pre = int(facts.get("pre_tokens") or 0) or (billed.prompt_tokens if billed is not None else 0)
+        out.append(LogCompaction(i, str(facts.get("trigger") or ""), pre, summary,
                                  tuple(facts.get("kept") or ()), str(facts.get("source") or "claude-code summary"),
                                  tuple(named) if named is not None else None))
     return tuple(out)

@@ -153,6 +153,10 @@ class Usage:
     """The provider's ids of this call where the log records them (Claude Code: the
     message id and the request id): the same call written into several logs (a resumed
     session repeats the calls of the one it resumed) is billed once in totals."""
+    compaction: Usage | None = None
+    """The compaction the provider ran within this call before answering, billed apart
+    (Anthropic's ``usage.iterations`` entries of type ``compaction``: they read the whole
+    context and write the summary; the top-level counts leave them out)."""
 
     @property
     def prompt_tokens(self) -> int:
@@ -171,6 +175,8 @@ class Usage:
             max(self.context_window, other.context_window),
             self.cache_write_1h_tokens + other.cache_write_1h_tokens,
             self.call_id if self.call_id == other.call_id else "",
+            self.compaction + other.compaction if self.compaction is not None and other.compaction is not None
+            else self.compaction or other.compaction,
         )
 
 

@@ -149,6 +149,23 @@ def token_count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS else 0
 
 
+def compaction_usage(usage: dict[str, Any], model: str) -> Usage | None:
+    """What Anthropic's server-side compaction cost within a call: the ``usage.iterations``
+    entries of type ``compaction`` (the top-level counts are the answer's alone)."""
+    iterations = usage.get("iterations")
+    found = [it for it in (iterations if isinstance(iterations, list) else [])
+             if isinstance(it, dict) and it.get("type") == "compaction"]
+    if not found:
+        return None
+    total = Usage()
+    for it in found:
+        total = total + Usage(
+            input_tokens=token_count(it.get("input_tokens")), output_tokens=token_count(it.get("output_tokens")),
+            cache_write_tokens=token_count(it.get("cache_creation_input_tokens")),
+            cache_read_tokens=token_count(it.get("cache_read_input_tokens")))
+    return replace(total, model=model, source="usage.iterations (compaction)")
+
+
 def str_or(value: Any, default: str = "") -> str:
     """The value if it is a string, else ``default``."""
     return value if isinstance(value, str) else default

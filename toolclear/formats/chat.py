@@ -22,6 +22,7 @@ from ._base import (
     as_list,
     cassette_requests,
     compact_json,
+    compaction_usage,
     content_text,
     json_type,
     str_or,
@@ -348,7 +349,7 @@ def read_openai(doc: Document, conv: Conversation, b: Builder, *, eino: bool) ->
     _note_roles_and_pairs(b)
 
 
-def _anthropic_block_text(doc: Document, block: Any, path: Path) -> str:
+def _anthropic_block_text(block: Any) -> str:
     if isinstance(block, dict) and block.get("type") == "compaction" and isinstance(block.get("content"), str):
         return str(block["content"])  # the summary the API wrote in place of what came before
     if isinstance(block, dict) and block.get("type") in ("text", "thinking"):
@@ -414,7 +415,7 @@ def read_anthropic_blocks(
                     )
                 )
             else:
-                texts.append(_anthropic_block_text(doc, block, cpath + (j,)))
+                texts.append(_anthropic_block_text(block))
                 if isinstance(block, dict) and block.get("type") in ("thinking", "redacted_thinking"):
                     thinking.append(texts[-1])
                 else:
@@ -450,7 +451,7 @@ def read_anthropic_blocks(
                 )
             )
         else:
-            pending.append(_anthropic_block_text(doc, block, cpath + (j,)))
+            pending.append(_anthropic_block_text(block))
     flush()
     return added
 
@@ -470,8 +471,8 @@ def _reply_key(m: Message) -> tuple[str, ...]:
 _count = token_count  # one rule for every reader: toolclear.formats._base
 
 
-def _response_usage(body: dict[str, Any]) -> tuple[tuple[str, ...], Usage] | None:
-    """(reply key, usage) of a recorded Anthropic or Chat Completions response body."""
+def _response_usage(body: dict[str, Any]) -> tuple[tuple[tuple[str, ...], ...], Usage] | None:
+    """(the keys of the reply, usage) of a recorded Anthropic or Chat Completions response body."""
     usage = body.get("usage")
     if not isinstance(usage, dict):
         return None
@@ -480,13 +481,17 @@ def _response_usage(body: dict[str, Any]) -> tuple[tuple[str, ...], Usage] | Non
         blocks = [b for b in body["content"] if isinstance(b, dict)]
         ids = tuple(str(b.get("id")) for b in blocks if b.get("type") == "tool_use")
         text = "\n".join(b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str))
-        return (ids or ("text", text)), Usage(
+        keys = [ids or ("text", text)]
+        if not ids and any(b.get("type") in ("compaction", "thinking") for b in blocks):
+            # the reply as a later request holds it with its summary and thinking read as text
+            keys.append(("text", "\n".join(_anthropic_block_text(b) for b in blocks if b.get("type") != "tool_use")))
+        return tuple(keys), Usage(
             input_tokens=_count(usage.get("input_tokens")), output_tokens=_count(usage.get("output_tokens")),
             cache_write_tokens=_count(usage.get("cache_creation_input_tokens")),
             cache_write_1h_tokens=_count(usage["cache_creation"].get("ephemeral_1h_input_tokens"))
             if isinstance(usage.get("cache_creation"), dict) else 0,
             cache_read_tokens=_count(usage.get("cache_read_input_tokens")), model=model,
-            source="cassette response usage")
+            source="cassette response usage", compaction=compaction_usage(usage, model))
     choices = body.get("choices")
     if isinstance(choices, list) and choices and isinstance(choices[0], dict):  # Chat Completions
         msg = as_dict(choices[0].get("message"))
@@ -494,7 +499,7 @@ def _response_usage(body: dict[str, Any]) -> tuple[tuple[str, ...], Usage] | Non
         ids = tuple(str(c.get("id")) for c in calls if isinstance(c, dict))
         details = as_dict(usage.get("prompt_tokens_details"))
         prompt, cached = _count(usage.get("prompt_tokens")), _count(details.get("cached_tokens"))
-        return (ids or ("text", str_or_none(msg.get("content")) or "")), Usage(
+        return ((ids or ("text", str_or_none(msg.get("content")) or "")),), Usage(
             input_tokens=max(prompt - cached, 0), output_tokens=_count(usage.get("completion_tokens")),
             cache_read_tokens=min(cached, prompt), model=model, source="cassette response usage")
     return None
@@ -512,7 +517,8 @@ def _cassette_usage(doc: Document) -> dict[tuple[str, ...], Usage]:
         body = response.get("parsed_body") if isinstance(response, dict) else None
         found = _response_usage(body) if isinstance(body, dict) else None
         if found is not None:
-            out[found[0]] = found[1]
+            for key in found[0]:
+                out[key] = found[1]
     return out
 
 

@@ -23,7 +23,16 @@ from dataclasses import replace
 from typing import Any
 
 from ..model import Message, Transcript, Usage
-from ._base import Builder, FormatReader, content_text, json_type, result_text_paths, str_or_none, token_count
+from ._base import (
+    Builder,
+    FormatReader,
+    compaction_usage,
+    content_text,
+    json_type,
+    result_text_paths,
+    str_or_none,
+    token_count,
+)
 from ._doc import BadLine, Document
 from .chat import read_anthropic_blocks
 
@@ -83,6 +92,7 @@ def read_usage(rec: dict[str, Any]) -> Usage | None:
         # ccusage's key: a resumed session repeats the calls it resumed, ids and all
         call_id=f"{msg['id']}:{rec['requestId']}" if isinstance(msg.get("id"), str)
         and isinstance(rec.get("requestId"), str) else "",
+        compaction=compaction_usage(usage, str_or_none(msg.get("model")) or ""),
     )
 
 

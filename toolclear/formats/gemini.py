@@ -15,7 +15,8 @@ replaces as ``{"output": text}``.
   ``sessionId`` and ``messages``) and the newer JSON Lines form, where a message line
   with an id seen before replaces it, ``$rewindTo`` drops the messages from that id on
   (all of them for an unknown id, as Gemini CLI's loader does), ``$set`` lines update
-  metadata and ``$set.messages`` replaces the list. A ``gemini`` message's ``toolCalls`` hold each
+  metadata and ``$set.messages`` replaces the list (one that brings a ``<state_snapshot>``
+  summary is a chat compression: what it left out stays read, as sent before it). A ``gemini`` message's ``toolCalls`` hold each
   call's ``result`` (function-response parts) and ``resultDisplay`` (the UI's copy).
 * ``google-adk``: a saved ADK session (``events``, each with ``author`` and a Gemini
   ``content``), as ``Session.model_dump`` (snake_case) or its JSON (camelCase).
@@ -50,6 +51,8 @@ __all__ = ["GeminiApiFormat", "GeminiCliFormat", "GoogleAdkFormat"]
 _CALL_KEYS = ("functionCall", "function_call")
 _RESPONSE_KEYS = ("functionResponse", "function_response")
 _TEXT_KEYS = ("output", "result", "content", "error")
+_SNAPSHOT = "<state_snapshot>"
+"""What Gemini CLI's chat compression summary holds (its compression prompt asks for it)."""
 
 
 def _get(d: dict[str, Any], *keys: str) -> tuple[str, Any] | None:
@@ -245,8 +248,9 @@ class GeminiApiFormat(FormatReader):
 # ---------------------------------------------------------------- Gemini CLI
 
 def _cli_messages(doc: Document) -> tuple[list[tuple[Path, dict[str, Any]]], list[tuple[str, list[Path]]], str,
-                                         list[str]]:
-    """(effective messages with their paths, all copies per message id, session id, notes).
+                                         list[str], dict[str, tuple[str, ...]]]:
+    """(effective messages with their paths, all copies per message id, session id, notes,
+    the chat compressions: summary id -> the ids it kept).
 
     JSON Lines replay Gemini CLI's own loader (``loadConversationRecord`` in its
     chatRecordingService): a record with a string ``id`` is a message (even one that also
@@ -258,7 +262,7 @@ def _cli_messages(doc: Document) -> tuple[list[tuple[Path, dict[str, Any]]], lis
     if doc.kind == "json":
         v = doc.value
         msgs = [(("messages", i), m) for i, m in enumerate(v["messages"]) if isinstance(m, dict)]
-        return msgs, [], str_or_none(v.get("sessionId")) or "0", []
+        return msgs, [], str_or_none(v.get("sessionId")) or "0", [], {}
     log = _CliLog()
     session = "0"
     for i, rec in doc.records():
@@ -277,7 +281,7 @@ def _cli_messages(doc: Document) -> tuple[list[tuple[Path, dict[str, Any]]], lis
                 log.replace_all(rec["messages"], (i, "messages"))
     notes = [f"{log.unknown} $rewindTo record(s) name a message id the session does not hold: Gemini CLI's own "
              "loader then drops every message before it, and so does this reader"] if log.unknown else []
-    return [log.current[k] for k in log.order], list(log.copies.items()), session, notes
+    return [log.current[k] for k in log.order], list(log.copies.items()), session, notes, log.compactions
 
 
 class _CliLog:
@@ -290,6 +294,9 @@ class _CliLog:
         self.pos: dict[str, int] = {}
         self.copies: dict[str, list[Path]] = defaultdict(list)
         self.unknown = 0
+        self.compactions: dict[str, tuple[str, ...]] = {}
+        """A compaction's summary -> the messages before it the compacted context kept."""
+        self.dropped: set[str] = set()
 
     def put(self, key: str, path: Path, rec: dict[str, Any]) -> None:
         if key not in self.current:
@@ -306,12 +313,36 @@ class _CliLog:
         del self.order[cut or 0:]
 
     def replace_all(self, messages: list[Any], base: Path) -> None:
-        self.current.clear()
-        self.order.clear()
-        self.pos.clear()
-        for k, m in enumerate(messages):
-            if isinstance(m, dict) and isinstance(m.get("id"), str):
-                self.put(m["id"], (*base, k), m)
+        """A checkpoint. One that brings a new ``<state_snapshot>`` summary and leaves
+        messages out is Gemini CLI's chat compression: what it left out stays read (the
+        calls before it were sent it) and the compaction is remembered; what earlier
+        compactions left out stays too."""
+        new = [(m["id"], k, m) for k, m in enumerate(messages) if isinstance(m, dict) and isinstance(m.get("id"), str)]
+        ids = {key for key, _, _ in new}
+        snapshot = next((key for key, _, m in new if key not in self.current
+                         and _SNAPSHOT in _cli_text(m.get("content"))), None)
+        gone = [k for k in self.order if k not in ids and k not in self.dropped]
+        if snapshot is not None and gone:
+            kept = tuple(k for k in self.order if k in ids)
+            fresh_before: list[str] = []
+            for key, _, _ in new:
+                if key == snapshot:
+                    break
+                if key not in self.current:
+                    fresh_before.append(key)
+            self.compactions[snapshot] = (kept + tuple(fresh_before))
+            self.dropped.update(gone)
+            for key, k, m in new:
+                self.put(key, (*base, k), m)
+            return
+        history = [key for key in self.order if key in self.dropped]
+        for key in self.order:
+            if key not in self.dropped:
+                del self.current[key], self.pos[key]
+        self.order[:] = history
+        self.pos.update((key, n) for n, key in enumerate(history))
+        for key, k, m in new:
+            self.put(key, (*base, k), m)
 
 
 def _cli_text(content: Any) -> str:
@@ -355,7 +386,8 @@ class GeminiCliFormat(FormatReader):
     def read(self, doc: Document, source: str) -> list[Transcript]:
         if doc.kind == "yaml":
             raise TranscriptError(self.expects)
-        messages, copies, session, rewind_notes = _cli_messages(doc)
+        messages, copies, session, rewind_notes, compactions = _cli_messages(doc)
+        at: dict[str, list[int]] = {}  # message id -> its message and tool results
         copies_of = dict(copies)
         b = Builder(doc)
         b.warnings.extend(rewind_notes)
@@ -373,8 +405,15 @@ class GeminiCliFormat(FormatReader):
             calls = [ToolCall(id=pairs.call(str_or(tc.get("name")), str_or_none(tc.get("id"))),
                               name=str_or(tc.get("name")), arguments=compact_json(tc.get("args") or {}))
                      for tc in raw_calls if isinstance(tc, dict)]
+            key = str_or(m.get("id"))
+            meta = None
+            if key in compactions:  # Gemini CLI records neither the trigger nor the tokens before it
+                kept = sorted(i for k in compactions[key] for i in at.get(k, ()))
+                meta = {"compaction": {"trigger": "", "summary": True, "kept": kept,
+                                       "source": "gemini-cli compression"}}
+            first = len(b.messages)
             index = b.add(Message(role="assistant" if kind == "gemini" else "user", content=_cli_text(m.get("content")),
-                                  tool_calls=tuple(calls)), (), path)
+                                  tool_calls=tuple(calls), meta=meta), (), path)
             usage = gemini_usage(m.get("tokens"), model=str_or(m.get("model")), timestamp=str_or(m.get("timestamp")),
                                  source="tokens")
             if kind == "gemini" and usage is not None:
@@ -383,6 +422,10 @@ class GeminiCliFormat(FormatReader):
             for k, tc in enumerate(raw_calls):
                 if isinstance(tc, dict):
                     self._result(doc, b, pairs, tc, k, path, copies)
+            at[key] = list(range(first, len(b.messages)))
+        if compactions:
+            b.notes.append(f"{len(compactions)} chat compression(s): the messages each left out are read as sent "
+                           "before it (toolclear.recorded drops them at the call after it)")
         if skipped:
             b.notes.append(f"{skipped} info / error / warning messages are the CLI's own, not sent to the model")
         if doc.kind == "jsonl":

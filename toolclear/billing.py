@@ -18,6 +18,7 @@ from itertools import accumulate
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._gc import paused_gc
+from ._kept import KeptFor
 from .cache_model import (
     _COLUMNS,
     CallCost,
@@ -215,6 +216,15 @@ def _segment_extras(result: Result, overhead: int, scale: float, cuts: Sequence[
     if not cuts:
         return ()
     log = _log_of(result)
+    # a fact of the run: every replay of it (each policy of a sweep) calls where the log did
+    return _extras_kept.get(result.token_counts, lambda: _extras(result, log, overhead, scale, cuts),
+                            extra=(id(log), overhead, scale, tuple(cuts)))
+
+
+_extras_kept: KeptFor[tuple[int, ...]] = KeptFor(8)
+
+
+def _extras(result: Result, log: Sequence[Message], overhead: int, scale: float, cuts: Sequence[int]) -> tuple[int, ...]:
     prompts = {}
     for step in result.model_call_steps:
         end = step.call_index

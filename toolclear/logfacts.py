@@ -88,10 +88,18 @@ class LogCompaction(NamedTuple):
     None: every message before it but ``kept``."""
 
 
+_log_compactions_kept: KeptFor[tuple[LogCompaction, ...]] = KeptFor(4)
+
+
 def log_compactions(messages: Sequence[Message]) -> tuple[LogCompaction, ...]:
-    """Every compaction the log records, in order, with what it says of each."""
+    """Every compaction the log records, in order, with what it says of each (read once
+    per transcript: the replay, its pricing and its losses each ask)."""
+    return _log_compactions_kept.get(messages, lambda: _read_compactions(messages))
+
+
+def _read_compactions(messages: Sequence[Message]) -> tuple[LogCompaction, ...]:
     out = []
-    for i in compactions_of(messages):
+    for i in _log_facts(messages)[0]:
         m = messages[i]
         facts = (m.meta or {}).get("compaction") or {}
         summary = m.content.startswith(COMPACTION_TEXT) or bool(facts.get("summary"))

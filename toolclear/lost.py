@@ -19,6 +19,7 @@ import heapq
 import json
 import re
 import sys
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -320,17 +321,35 @@ def losses(result: Any, messages: Sequence[Message] | None = None) -> Losses:
 _RESULT_KEY = "_lost"
 
 
-def _lost_at(candidates: Iterable[tuple[str, int]], gone: dict[str, int], forms: dict[str, int],
+def _lost_at(candidates: Iterable[tuple[str, int]], entered: bytearray, low: int, ok: dict[str, int],
+             forms: dict[str, int],
              holders: dict[str, list[int]], k: int, original: Sequence[Message],
              drawn: dict[tuple[int, tuple[int, ...]], int]) -> dict[int, list[str]]:
     """At one reply: changed message -> the reply's terms that only its original held. A
-    term ``u`` earlier messages held is lost when all ``u`` are changed (``gone``) and no
-    changed form holds it; it is charged to the one of them the reply drew from
-    (``_drawn_from``: the longest span of lines shared with the reply, the latest on a tie)."""
+    term ``u`` earlier messages held is lost when all ``u`` are changed (``entered``) and
+    no changed form holds it; it is charged to the one of them the reply drew from
+    (``_drawn_from``: the longest span of lines shared with the reply, the latest on a tie).
+    ``ok[term]``: how many of its first holders are known changed (only ever grows, as
+    changes do: each holder is looked at once over the run); ``low``: every message before
+    it is changed (a compaction changes a whole stretch)."""
     lost: dict[int, list[str]] = {}
     spans: dict[int, list[int]] = {}
+    ok_of = ok.get
     for term, u in candidates:
-        if gone.get(term, 0) >= u and term not in forms:
+        j = ok_of(term, 0)
+        if j < u:
+            held_by = holders[term]
+            if held_by[u - 1] < low:  # every message before ``low`` is changed
+                j = u
+            else:
+                if held_by[j] < low:
+                    j = bisect_left(held_by, low, j, u)
+                while j < u and entered[held_by[j]]:
+                    j += 1
+            ok[term] = j
+            if j < u:
+                continue
+        if term not in forms:
             held_by = holders[term]
             if u == 1:
                 lost.setdefault(held_by[0], []).append(term)
@@ -341,6 +360,12 @@ def _lost_at(candidates: Iterable[tuple[str, int]], gone: dict[str, int], forms:
                 got = drawn[key] = _drawn_from(original[k], list(key[1]), original, spans)
             lost.setdefault(got, []).append(term)
     return lost
+
+
+def _first_unchanged(entered: bytearray, low: int) -> int:
+    """The first message from ``low`` on that is not yet changed."""
+    found = entered.find(0, low)
+    return len(entered) if found < 0 else found
 
 
 MIN_LINE = 8
@@ -421,7 +446,7 @@ def _line_set(m: Message) -> frozenset[str]:
 def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
     """One pass over the replay's steps. The unreduced side is the run's (``_RunFacts``);
     the policy's side is two running counts: the pieces of changed messages in the
-    context as they were (``gone``) and as the policy left them (``forms``). A reply's
+    context as they were (``entered``) and as the policy left them (``forms``). A reply's
     term held by ``u`` earlier messages is lost when all ``u`` are changed and no changed
     form holds it."""
     original = tuple(messages) if messages is not None else tuple(getattr(result, "_seen", ()) or ())
@@ -430,9 +455,11 @@ def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
     if len(original) != len(result.messages):
         raise ConfigError(f"losses: {len(original)} original messages for a replay of {len(result.messages)}")
     facts = _run_facts(original)
-    final, n, held, candidates, holders = result.messages, len(original), facts.pieces, facts.candidates, facts.holders
+    final, n, candidates, holders = result.messages, len(original), facts.candidates, facts.holders
     by_text, by_terms, among, replies = facts.by_text, facts.by_terms, facts.among, facts.replies
-    gone: dict[str, int] = {}
+    entered = bytearray(n)
+    low = 0
+    ok: dict[str, int] = {}
     forms: dict[str, int] = {}
     changed: set[int] = set()
     pending: list[int] = []  # changed before they entered the context
@@ -441,8 +468,7 @@ def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
     calls = 0
 
     def enter(i: int) -> None:
-        if held[i]:
-            _count(gone, held[i])
+        entered[i] = 1
         # left out of the request (a compaction): no form of it is sent
         form = _pieces_among(final[i], by_text, by_terms, among) if final[i].role != OMITTED else None
         if form:
@@ -463,7 +489,11 @@ def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
         if k not in replies:
             continue
         calls += 1
-        lost = _lost_at(candidates.get(k, ()), gone, forms, holders, k, original, facts.drawn)
+        terms = candidates.get(k)
+        if not terms or not changed:
+            continue
+        low = _first_unchanged(entered, low)
+        lost = _lost_at(terms, entered, low, ok, forms, holders, k, original, facts.drawn)
         if lost:
             for i in sorted(lost):
                 refs.append(LostReference(k, i, tuple(lost[i]), original[i].role))

@@ -114,9 +114,16 @@ def fast_replay(messages: Any, config: AsRecordedConfig, *, counter: Any = None,
     steps: list[Step] = []
     at, low, high, saved_at = array("q"), array("q"), array("q"), array("q")
     saved, prev = 0, -1
+    final = list(msgs)
+    cuts, next_cut = engine.cuts, engine.cuts[0].position if engine.cuts else len(msgs)
     with paused_gc():
         for call in calls:
-            delta = engine.advance(call)
+            # only a call past the next compaction can change anything
+            delta = engine.advance(call) if call > next_cut else None
+            if delta is not None:
+                next_cut = cuts[engine.next].position if engine.next < len(cuts) else len(msgs)
+                for i, m in delta.items():
+                    final[i] = m
             if not delta:
                 steps.append(Step(call, (), prefix[call] - saved, prefix[call], False, triggered=saved > 0))
                 prev = call
@@ -133,9 +140,8 @@ def fast_replay(messages: Any, config: AsRecordedConfig, *, counter: Any = None,
                               triggered=True))
             prev = call
         gone = engine.dropped
-        final = tuple(left_out(m) if i in gone else m for i, m in enumerate(msgs))
         after = tuple(0 if i in gone else c for i, c in enumerate(counts))
-    result = Result(messages=final, steps=tuple(steps), token_counts=counts, cleared_at=tuple(changed_at),
+    result = Result(messages=tuple(final), steps=tuple(steps), token_counts=counts, cleared_at=tuple(changed_at),
                     config=config, token_counts_original=counts, mode="replay", _seen=msgs,
                     _statuses=lambda: tuple(engine.status(i, i in gone) for i in range(len(msgs))),
                     _counts_after=after, _trace=Trace(array("q", calls), tuple(prefix), at, low, high, saved_at))

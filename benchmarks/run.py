@@ -43,6 +43,22 @@ def timed(fn: Callable[[], Any], repeat: int = 1) -> tuple[float, Any]:
     return statistics.median(times), out
 
 
+def interleaved(a: Callable[[], Any], b: Callable[[], Any], repeat: int = 7) -> tuple[float, float]:
+    """Median seconds of ``a`` and of ``b``, run in turn (a, b, a, b, ...) after a full
+    collection each: a drift of the machine or of the heap touches both alike, so their
+    ratio is what the code costs."""
+    import gc
+
+    ta, tb = [], []
+    for _ in range(repeat):
+        for fn, times in ((a, ta), (b, tb)):
+            gc.collect()
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+    return statistics.median(ta), statistics.median(tb)
+
+
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:,.1f} ms"
 
@@ -327,8 +343,7 @@ def compaction_100k() -> list[Row]:
     plain = lambda: tc.replay(msgs, tc.ClearToolResultConfig())  # noqa: E731
     recorded = lambda: tc.recorded(msgs)  # noqa: E731
     pipeline(plain), pipeline(recorded)  # the run's facts: once
-    t_plain, _ = timed(lambda: pipeline(plain), repeat=3)
-    t_rec, r = timed(lambda: pipeline(recorded), repeat=3)
+    t_plain, t_rec = interleaved(lambda: pipeline(plain), lambda: pipeline(recorded))
     rows = [(f"recorded + cost + losses, 100,000 messages, {len(compactions_of(msgs)):,} compactions",
              ms(t_rec), f"<= 1.5 x replay + cost + losses (eino) {ms(t_plain)}: {t_rec / t_plain:.2f} x")]
     t_sim, sim = timed(lambda: pipeline(lambda: tc.replay(msgs, tc.parse_policy("codex-compact:limit=60000"))))

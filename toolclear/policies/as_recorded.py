@@ -113,6 +113,7 @@ def fast_replay(messages: Any, config: AsRecordedConfig, *, counter: Any = None,
     changed_at: list[int | None] = [None] * len(msgs)
     steps: list[Step] = []
     at, low, high, saved_at = array("q"), array("q"), array("q"), array("q")
+    each, each_saved = array("q"), array("q")  # every change, ascending, and the running total saved
     saved, prev = 0, -1
     final = list(msgs)
     cuts, next_cut = engine.cuts, engine.cuts[0].position if engine.cuts else len(msgs)
@@ -132,6 +133,8 @@ def fast_replay(messages: Any, config: AsRecordedConfig, *, counter: Any = None,
             for i in changed:
                 saved += counts[i]
                 changed_at[i] = call
+                each.append(i)
+                each_saved.append(saved)
             at.append(len(steps))
             low.append(changed[0])
             high.append(changed[-1])
@@ -140,11 +143,15 @@ def fast_replay(messages: Any, config: AsRecordedConfig, *, counter: Any = None,
                               triggered=True))
             prev = call
         gone = engine.dropped
+        # OpenHands names what it forgot, which may lie before an earlier compaction's drops
+        ascending = all(a < b for a, b in zip(each, each[1:]))
         after = tuple(0 if i in gone else c for i, c in enumerate(counts))
     result = Result(messages=tuple(final), steps=tuple(steps), token_counts=counts, cleared_at=tuple(changed_at),
                     config=config, token_counts_original=counts, mode="replay", _seen=msgs,
                     _statuses=lambda: tuple(engine.status(i, i in gone) for i in range(len(msgs))),
-                    _counts_after=after, _trace=Trace(array("q", calls), tuple(prefix), at, low, high, saved_at))
+                    _counts_after=after, _trace=Trace(array("q", calls), tuple(prefix), at, low, high, saved_at,
+                                 *((each, each_saved) if ascending else ())),
+                    _changed=tuple(each) if ascending else tuple(sorted(each)))
     return engine.finish(result)
 
 

@@ -153,7 +153,7 @@ def costing(msgs: tuple[Message, ...]) -> list[Row]:
     itself. Both read what is per transcript (the replay its token counts and index,
     pricing where the log compacted and which calls recorded usage) once and keep it;
     the last row is the first pricing of a transcript, that read included."""
-    from toolclear import logfacts
+    from toolclear.cost import logfacts
 
     rows: list[Row] = []
     first: tuple[float, Any] | None = None
@@ -208,7 +208,7 @@ def media_costing() -> list[Row]:
 
 def _forget_transcripts() -> None:
     """Drop what pricing and calibration keep per transcript (not the token counts)."""
-    from toolclear import calibration, logfacts, media
+    from toolclear.cost import calibration, logfacts, media
 
     for kept in (logfacts._log_facts_kept, logfacts._log_arrays_kept, logfacts._one_hour_kept, logfacts._resets_kept,
                  calibration._calibrations, media._facts_kept):
@@ -233,7 +233,7 @@ def calibrating() -> list[Row]:
     t_first, cal = timed(first_calibration, repeat=3)
 
     def recalibration() -> Any:
-        from toolclear import calibration
+        from toolclear.cost import calibration
 
         calibration._calibrations.clear()  # the calibration itself, the transcript already read
         return tc.calibrate(msgs)
@@ -314,7 +314,7 @@ def compacted_run(n: int = 100_000, every: int = 250) -> tuple[Message, ...]:
     """``real_run(n)`` with recorded usage and a Claude Code compaction (its summary, as
     the reader marks it) before every ``every``-th message that is a model call: with the
     real sessions' own compactions, hundreds of them."""
-    from toolclear.logfacts import COMPACTION_TEXT
+    from toolclear.cost.logfacts import COMPACTION_TEXT
 
     out: list[Message] = []
     for i, m in enumerate(real_run(n, usage=True)):
@@ -330,7 +330,7 @@ def compaction_100k() -> list[Row]:
     ``losses``), against the same three steps for a plain replay (eino's clear policy) on
     the same 100,000-message run with hundreds of compactions, both warm (the run's
     counts and terms known, as the app and a sweep have them). Target: at most 1.5 x."""
-    from toolclear.logfacts import compactions_of
+    from toolclear.cost.logfacts import compactions_of
 
     msgs = compacted_run()
 
@@ -368,7 +368,7 @@ def formats() -> list[Row]:
     t_small, _ = timed(lambda: tc.load_all(small, "otel"), 3)
     t_large, _ = timed(lambda: tc.load_all(large, "otel"), 3)
     # read + price Claude Code sessions (the corpus's, 40 copies each) against json.loads of the same lines
-    from toolclear.billing import recorded_cost
+    from toolclear.cost.billing import recorded_cost
     from toolclear.model import main_conversation
 
     sessions = [p.read_bytes() for p in sorted((ROOT / "tests" / "data" / "corpus" / "claude_code").glob("entire*"))] * 40

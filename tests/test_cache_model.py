@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import toolclear as tc
-from toolclear.logfacts import compactions_of
+from toolclear.cost.logfacts import compactions_of
 
 from .conftest import corpus_id
 from .test_cost import ANTHROPIC, OPENAI, REAL_CLAUDE, T0
@@ -35,7 +35,7 @@ def test_fast_pricing_equals_the_call_by_call_reference(seed) -> None:
     resets and compactions."""
     import random
 
-    from toolclear import cache_model
+    from toolclear.cost import cache_model
 
     from .policies.test_all_policies import POLICIES
     from .policies.test_langchain import generate
@@ -90,8 +90,8 @@ def test_cost_of_a_compacted_session_is_the_call_by_call_reference(path) -> None
     """Real Claude Code sessions that compacted their context: ``cost`` (numpy over all
     calls) gives, call for call, what the reference loop gives, with and without each
     policy, calibrated, for Anthropic's cache and a prefix cache."""
-    from toolclear import billing as cost_mod
-    from toolclear import cache_model, logfacts
+    from toolclear.cost import billing as cost_mod
+    from toolclear.cost import cache_model, logfacts
 
     from .policies.test_all_policies import POLICIES
 
@@ -124,7 +124,7 @@ def test_the_replays_trace_gives_the_columns_its_steps_give(seed) -> None:
     ones its Step objects hold, for every policy and both ways of running it."""
     import random
 
-    from toolclear import cache_model
+    from toolclear.cost import cache_model
 
     from .policies.test_all_policies import POLICIES
     from .policies.test_langchain import generate
@@ -144,7 +144,7 @@ def test_the_replays_trace_gives_the_columns_its_steps_give(seed) -> None:
 
 
 def test_which_earlier_thinking_each_model_is_billed_for() -> None:
-    from toolclear.cache_model import thinking_kept
+    from toolclear.cost.cache_model import thinking_kept
 
     assert [thinking_kept(m) for m in ("claude-opus-4-5-20251101", "claude-opus-4-6", "claude-sonnet-4-6",
                                        "claude-fable-5")] == ["all"] * 4  # kept from Opus 4.5 on

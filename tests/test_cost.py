@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 import toolclear as tc
-from toolclear.logfacts import compactions_of
+from toolclear.cost.logfacts import compactions_of
 from toolclear.report import usd
 
 from .conftest import CORPUS_FILES, corpus_id
@@ -186,7 +186,7 @@ def test_calibrated_model_within_15_percent_of_claude_code_sessions(path) -> Non
     cost of the recorded run within 15 % of what Claude Code recorded (sessions of ten
     calls or more: the 10 % rule leaves nothing to calibrate on below that)."""
     t = tc.load_all(path)[0]
-    from toolclear.windows import run_model
+    from toolclear.cost.windows import run_model
 
     model = run_model(t.messages)
     preset = next((k for k in tc.PRICING if model.startswith(k)), "claude-opus-4-5" if "opus" in model

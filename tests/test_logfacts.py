@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 
 import toolclear as tc
-from toolclear.logfacts import compactions_of
+from toolclear.cost.logfacts import compactions_of
 
 from .conftest import corpus_id
 from .test_cost import WITH_USAGE, _usage_run
 
 
 def test_a_cache_the_log_saw_dropped_is_a_reset_and_nothing_else_is() -> None:
-    from toolclear.logfacts import cache_resets
+    from toolclear.cost.logfacts import cache_resets
 
     msgs = _usage_run([0, 19_990, 10_000, 29_990, 16_000, 10_000], [0, 10, 20, 30, 400, 10])
     # call 2 read 10,000 of the 25,000 call 1 left: a reset; call 5 read 10,000 of 40,000
@@ -29,7 +29,7 @@ def test_a_cache_the_log_saw_dropped_is_a_reset_and_nothing_else_is() -> None:
 @pytest.mark.parametrize("path", WITH_USAGE, ids=corpus_id)
 def test_cache_resets_over_all_calls_at_once_equal_the_loop(path) -> None:
     """The resets read with numpy are the reference loop's, on every real log with usage."""
-    from toolclear import logfacts
+    from toolclear.cost import logfacts
 
     for t in tc.load_all(path):
         msgs = tuple(t.messages)
@@ -41,7 +41,7 @@ def test_cache_resets_over_all_calls_at_once_equal_the_loop(path) -> None:
 
 def test_the_real_logs_hold_cache_resets() -> None:
     """So the equality above is not vacuous."""
-    from toolclear import logfacts
+    from toolclear.cost import logfacts
 
     assert sum(bool(logfacts._cache_resets_loop(tuple(t.messages), 3_600, ())) for p in WITH_USAGE
                for t in tc.load_all(p)) >= 2

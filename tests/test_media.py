@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 import toolclear as tc
-from toolclear.media import anthropic_image_tokens, gemini_image_tokens, image_size, openai_image_tokens
+from toolclear.cost.media import anthropic_image_tokens, gemini_image_tokens, image_size, openai_image_tokens
 
 
 def encoded(width: int, height: int, fmt: str, noise: bool = False) -> str:
@@ -108,7 +108,7 @@ def mp3_b64(seconds: float) -> str:
 
 @pytest.mark.parametrize("pages", [1, 3, 12])
 def test_a_pdfs_pages_are_counted_and_billed_per_page(pages: int) -> None:
-    from toolclear.media import PDF_TEXT_TOKENS_PER_PAGE, media_tokens, pdf_pages
+    from toolclear.cost.media import PDF_TEXT_TOKENS_PER_PAGE, media_tokens, pdf_pages
 
     b64 = pdf_b64(pages)
     assert pdf_pages(b64) == pages and image_size(b64) is None
@@ -121,7 +121,7 @@ def test_a_pdfs_pages_are_counted_and_billed_per_page(pages: int) -> None:
 
 @pytest.mark.parametrize("seconds", [1.0, 7.5, 60.0])
 def test_audio_is_billed_by_its_length(seconds: float) -> None:
-    from toolclear.media import audio_seconds, media_tokens
+    from toolclear.cost.media import audio_seconds, media_tokens
 
     for b64 in (wav_b64(seconds), mp3_b64(seconds)):
         assert audio_seconds(b64) == pytest.approx(seconds, rel=0.01)
@@ -144,7 +144,7 @@ def pdf_run() -> list[tc.Message]:
 
 
 def test_the_cost_model_bills_a_pdf_by_its_pages() -> None:
-    from toolclear.media import media_tokens
+    from toolclear.cost.media import media_tokens
 
     msgs = pdf_run()
     counts = tc.count_tokens(msgs)

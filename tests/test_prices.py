@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 
 import toolclear as tc
-from toolclear import prices
+from toolclear.cost import prices
 
 from .conftest import CORPUS_FILES, corpus_id
 

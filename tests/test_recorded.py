@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 import toolclear as tc
-from toolclear.logfacts import compactions_of
+from toolclear.cost.logfacts import compactions_of
 from toolclear.model import OMITTED, MessageStatus
 
 from .conftest import CORPUS

@@ -242,7 +242,7 @@ def test_a_call_that_a_resumed_session_repeats_is_billed_once_in_totals(home) ->
     equal to the bill written out from the raw lines; each session's own view still shows
     all its calls, and the output says how many were shared."""
     from toolclear.advice import advise
-    from toolclear.billing import call_dollars, recorded_total
+    from toolclear.cost.billing import call_dollars, recorded_total
     from toolclear.sessions import find_sessions, read_session
 
     project = home / ".claude" / "projects" / "-Users-alex-cli"

@@ -11,9 +11,22 @@ from ._offload import (
     ToolResultOffloadingConfig,
     offload,
 )
-from .billing import PRICING, CallCost, Cost, Pricing, cost, pricing_for, recorded_cost
-from .calibration import Calibration, calibrate
 from .corpus import Corpus, CorpusSweep, Recommendation, grid, load_corpus, sweep_corpus
+from .cost import (
+    CONTEXT_WINDOWS,
+    PRICING,
+    Calibration,
+    CallCost,
+    Cost,
+    Pricing,
+    calibrate,
+    context_window,
+    cost,
+    pricing_for,
+    recorded_cost,
+    run_context_window,
+    run_model,
+)
 from .counters import CounterInfo, TokenCounter, count_tokens, eino_tokens, get_counter, list_counters
 from .errors import (
     ConfigError,
@@ -39,7 +52,6 @@ from .policies.langchain import LangChainClearToolUsesConfig
 from .policies.masking import ObservationMaskingConfig
 from .result import Compaction, Result, Step
 from .verdict import Verdict, verdict
-from .windows import CONTEXT_WINDOWS, context_window, run_context_window, run_model
 
 
 def _version() -> str:

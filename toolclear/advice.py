@@ -93,7 +93,7 @@ def _one(agent: str, files: list[Any], engine: str, workers: int | None) -> Agen
     configs = [parse_policy(s) for s in ADVISE_SPECS]
     errors = [(s.path, s.error) for s in summaries if s.error]
     rates = [(s.cache_hit_rate, s.model_calls) for s in readable if s.cache_hit_rate is not None]
-    from .billing import recorded_total
+    from .cost.billing import recorded_total
 
     total = recorded_total(s.call_dollars for s in readable)  # a call resumed sessions repeat, once
     base = dict(agent=agent, sessions=summaries, peak_context=max((s.peak_context for s in readable), default=0),

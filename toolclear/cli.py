@@ -25,13 +25,14 @@ from typing import IO, Any, NoReturn
 from . import __version__
 from ._files import atomic_write
 from ._offload import DEFAULT_OFFLOADING_TOKEN_LIMIT, LocalDirBackend, ToolResultOffloadingConfig
-from .billing import DEFAULT_PRICING, MAX_PRICE, PRICING, Pricing, cost, pricing_of
+from .cost.billing import DEFAULT_PRICING, MAX_PRICE, PRICING, Pricing, cost, pricing_of
+from .cost.logfacts import compactions_of
+from .cost.prices import pricing_for, resolve
 from .counters import count_tokens, get_counter, list_counters
 from .errors import ToolclearError
 from .formats import dump_all, list_formats, load_all, written_as
 from .formats._source import read_source
 from .lab import apply, compare, parse_policy, policy_name, recorded, replay, sent_as
-from .logfacts import compactions_of
 from .model import Transcript, main_conversation
 from .policies import spec_for
 from .policies.eino_clear import (
@@ -39,7 +40,6 @@ from .policies.eino_clear import (
     DEFAULT_THRESHOLD,
     reduce_by_tokens,
 )
-from .prices import pricing_for, resolve
 from .report import (
     compaction_lines,
     cost_dict,
@@ -993,7 +993,7 @@ def _inspect(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> in
 
 
 def _sessions(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
-    from .billing import recorded_total
+    from .cost.billing import recorded_total
     from .sessions import find_sessions, read_session, where_looked
 
     agent = {"claude": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI"}.get(args.agent or "")

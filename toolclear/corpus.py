@@ -294,7 +294,7 @@ def _rows_for_file(f: CorpusFile, data: bytes | None, fmt: str, configs: Sequenc
     file's bytes when they came out of an archive, else None (the worker reads it).
     Each row is ``toolclear.compare``'s row of that config on that run, priced and
     calibrated as the app, the CLI and ``advise`` do (``pricing_of``, ``sent_as``)."""
-    from .billing import pricing_of
+    from .cost.billing import pricing_of
     from .counters import count_tokens
     from .lab import compare, policy_name, sent_as
 
@@ -522,7 +522,7 @@ def sweep_corpus(
     if not configs:
         raise ConfigError("sweep_corpus: no config to run")
     if isinstance(pricing, str) and pricing != "auto":
-        from .billing import PRICING
+        from .cost.billing import PRICING
 
         pricing = PRICING[pricing]
     labels = _labels(configs)

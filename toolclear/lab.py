@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
 from ._offload import MemoryBackend, StorageBackend
-from .calibration import STRETCH_CALLS, Calibration, as_sent, beyond_transcript, cut_before, prefix_sums
+from .cost.calibration import STRETCH_CALLS, Calibration, as_sent, beyond_transcript, cut_before, prefix_sums
 from .counters import TokenCounter, count_tokens, get_counter
 from .errors import ConfigError
 from .model import Message, MessageStatus, Transcript
@@ -364,7 +364,7 @@ def compare(
     measured against: by default when the log records a compaction and the replays are
     priced."""
     from ._offload import MemoryBackend
-    from .logfacts import compactions_of
+    from .cost.logfacts import compactions_of
 
     msgs = tuple(messages)
     if recorded is None:
@@ -396,7 +396,7 @@ def compare(
     costs: tuple[Any, ...] = ()
     notes: tuple[str, ...] = ()
     if pricing is not None:
-        from .billing import cost, pricing_of
+        from .cost.billing import cost, pricing_of
 
         if mode != "replay":
             raise ConfigError("pricing needs a replay: a single pass has no model calls to price")
@@ -410,7 +410,7 @@ def sent_as(messages: Sequence[Message], counter: str | TokenCounter | None = No
     """The run's calibration when its log recorded usage to fit on (replays then speak in
     tokens as the model was sent them), else None: the one rule the app, the CLI, the
     corpus and ``advise`` follow when they calibrate."""
-    from .calibration import calibrate
+    from .cost.calibration import calibrate
 
     found = calibrate(tuple(messages), counter)
     return found if found.fitted else None

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .billing import cost
+from .cost.billing import cost
 from .counters import count_tokens, get_counter
 from .model import Message
 from .policies.eino_clear import ClearToolResultConfig, reduce_by_tokens, replay

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._kept import KeptFor
+from .cost.logfacts import compactions_of
 from .lab import Comparison, compare, parse_policy, policy_spec
-from .logfacts import compactions_of
 from .model import Message, Transcript
 
 __all__ = ["COMPACTION_SPECS", "DEFAULT_SPECS", "Verdict", "candidates", "scaled", "verdict"]

@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 import toolclear as tc
-from toolclear.logfacts import compactions_of
+from toolclear.cost.logfacts import compactions_of
 from toolclear.model import main_conversation
 
 from .conftest import ROOT, wait_for_app_idle

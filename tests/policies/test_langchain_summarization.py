@@ -23,7 +23,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableLambda
 
 import toolclear as tc
-from toolclear.logfacts import compactions_of
+from toolclear.cost.logfacts import compactions_of
 from toolclear.model import main_conversation
 from toolclear.policies.langchain_summarization import LangChainSummarizationConfig
 

@@ -121,7 +121,7 @@ def test_register_refuses_a_taken_name_or_config() -> None:
 
 FAMILIES = tuple(s.config.__module__.rsplit(".", 1)[1] for s in BUILT_IN)  # one module each, read off the registry
 FLOOR = {"toolclear.errors", "toolclear.model", "toolclear.counters", "toolclear.result", "toolclear.checks", "toolclear._files",
-         "toolclear._gc", "toolclear._kept", "toolclear._offload", "toolclear.logfacts", "toolclear.windows"}
+         "toolclear._gc", "toolclear._kept", "toolclear._offload", "toolclear.cost.logfacts", "toolclear.cost.windows"}
 """What a policy may stand on: the data, the counters, the result and the checks, and the
 facts of a run its log records (its compactions, its model's window), which stand on the
 data alone."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ..logfacts import CODEX_SESSION_PREFIXES, codex_kept_users
+from ..cost.logfacts import CODEX_SESSION_PREFIXES, codex_kept_users
 from ..model import Message, Transcript, Usage
 from ._base import Builder, FormatReader, json_type, str_or_none, token_count
 from ._doc import BadLine, Document

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 import toolclear as tc
-from toolclear.billing import DEFAULT_PRICING, CacheKind, pricing_of
+from toolclear.cost.billing import DEFAULT_PRICING, CacheKind, pricing_of
 from toolclear.inspector import charts
 from toolclear.inspector.widgets import md
 from toolclear.report import usd

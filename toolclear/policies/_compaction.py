@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
+from ..cost.logfacts import compactions_of, log_compactions
 from ..counters import TokenCounter, count_tokens
-from ..logfacts import compactions_of, log_compactions
 from ..model import Message, MessageStatus
 from ..result import Compaction, Result
 from ._engine import left_out

@@ -14,8 +14,8 @@ from bisect import bisect_right
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..cost.logfacts import context_before, log_compactions
 from ..counters import TokenCounter, count_tokens
-from ..logfacts import context_before, log_compactions
 from ..model import Message, MessageStatus
 from ..result import Compaction, Result
 from ._engine import left_out

@@ -157,7 +157,7 @@ class CacheAwareEngine:
         self.scan = 0
         self.made = 0  # clears made
         self.held = 0  # calls at which a wanted clear was held back
-        from ..logfacts import _writes_one_hour  # the run's cache, as its cost is priced
+        from ..cost.logfacts import _writes_one_hour  # the run's cache, as its cost is priced
 
         hour = _writes_one_hour(messages)
         self.ttl = config.ttl_seconds if config.ttl_seconds is not None else (3600 if hour else 300)

@@ -24,9 +24,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..cost.windows import run_context_window
 from ..errors import ConfigError
 from ..model import Message
-from ..windows import run_context_window
 from ._compaction import CompactingEngine, engine_of
 from ._spec import Knob, Option, PolicySpec, Preset
 from .langchain import langchain_tokens

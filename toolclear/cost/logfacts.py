@@ -13,9 +13,9 @@ from collections.abc import Iterable, Sequence
 from operator import attrgetter
 from typing import Any, NamedTuple
 
-from ._kept import KeptFor
-from .model import Message, reply_time, utf8_len
-from .result import Result
+from .._kept import KeptFor
+from ..model import Message, reply_time, utf8_len
+from ..result import Result
 
 __all__ = ["COMPACTION_TEXT", "SYNTHETIC_MODEL", "LogCompaction", "cache_resets", "codex_kept_users", "compactions_of",
            "context_before", "log_compactions"]

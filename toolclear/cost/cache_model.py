@@ -29,12 +29,12 @@ from collections.abc import Mapping, Sequence
 from itertools import chain
 from typing import Any, Literal, NamedTuple
 
-from ._gc import paused_gc
-from ._kept import KeptFor
+from .._gc import paused_gc
+from .._kept import KeptFor
+from ..model import Message, reply_time
+from ..result import Result
 from .logfacts import _cut_before_each, _log_arrays, _log_facts, _log_of, _numpy, _thinking_facts
-from .model import Message, reply_time
 from .prices import Pricing
-from .result import Result
 
 __all__ = ["CallCost", "ThinkingKept", "thinking_kept"]
 

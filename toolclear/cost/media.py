@@ -19,8 +19,8 @@ import re
 import struct
 from collections.abc import Sequence
 
-from ._kept import KeptFor
-from .model import Message
+from .._kept import KeptFor
+from ..model import Message
 
 __all__ = ["ASSUMED", "anthropic_image_tokens", "audio_seconds", "billed_tokens", "gemini_image_tokens",
            "image_size", "media_corrections", "media_kind", "media_tokens", "openai_image_tokens", "payloads",

@@ -19,9 +19,9 @@ from functools import cached_property
 from itertools import accumulate
 from operator import mul
 
-from ._kept import KeptFor
-from .counters import TokenCounter, count_tokens
-from .model import Message
+from .._kept import KeptFor
+from ..counters import TokenCounter, count_tokens
+from ..model import Message
 
 __all__ = ["Calibration", "calibrate"]
 
@@ -46,7 +46,7 @@ class Calibration:
     notes: tuple[str, ...] = ()
     media: Mapping[int, int] = field(default_factory=dict, repr=False)
     """Per message holding images, PDFs or audio: the tokens the provider bills for them
-    less what the counter gave their base64 (``toolclear.media``)."""
+    less what the counter gave their base64 (``toolclear.cost.media``)."""
 
     @cached_property
     def _media_sums(self) -> tuple[list[int], list[int]]:

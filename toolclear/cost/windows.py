@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from ._kept import KeptFor
-from .model import Message
+from .._kept import KeptFor
+from ..model import Message
 
 __all__ = ["CONTEXT_WINDOWS", "context_window", "run_context_window", "run_model"]
 

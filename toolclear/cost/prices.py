@@ -20,7 +20,7 @@ from functools import cache, lru_cache
 from importlib import resources
 from typing import Any, Literal
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 __all__ = ["MAX_PRICE", "PRICING", "CacheKind", "Pricing", "pricing_for", "resolve"]
 

@@ -1,8 +1,8 @@
 """What a run costs in money, with the provider's prompt cache, call by call.
 
 ``cost`` prices each model call of a ``Result`` (any policy) and the same run without
-the policy (the cache model is ``toolclear.cache_model``; what the log recorded,
-``toolclear.logfacts``); ``recorded_cost`` prices what a log recorded. Times come from
+the policy (the cache model is ``toolclear.cost.cache_model``; what the log recorded,
+``toolclear.cost.logfacts``); ``recorded_cost`` prices what a log recorded. Times come from
 the log's recorded usage where it has them; where it does not, calls are taken to
 follow each other within the TTL (said in ``Cost.assumptions``).
 """
@@ -17,8 +17,11 @@ from functools import cached_property
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ._gc import paused_gc
-from ._kept import KeptFor
+from .._gc import paused_gc
+from .._kept import KeptFor
+from ..errors import ConfigError
+from ..model import Message, Usage, reply_time
+from ..result import Result
 from .cache_model import (
     _COLUMNS,
     CallCost,
@@ -33,7 +36,6 @@ from .cache_model import (
     thinking_kept,
 )
 from .calibration import MAX_SCALE, MIN_SCALE, beyond_transcript, cut_before, fit_line, prefix_sums
-from .errors import ConfigError
 from .logfacts import (
     COMPACTION_TEXT,
     SYNTHETIC_MODEL,
@@ -46,9 +48,7 @@ from .logfacts import (
     cache_resets,
     compactions_of,
 )
-from .model import Message, Usage, reply_time
 from .prices import MAX_PRICE, PRICING, CacheKind, Pricing, pricing_for, resolve
-from .result import Result
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -87,7 +87,7 @@ class Cost:
     def losses(self) -> Any:
         """What the policy lost (``toolclear.losses`` of the priced replay), found when
         first asked: pricing alone never pays for it."""
-        from .lost import losses
+        from ..lost import losses
 
         return losses(self._result)
 
@@ -275,7 +275,7 @@ def _resent(result: Result, extras: Sequence[int]) -> int:
     """What a compaction policy's calls send again after each of its compactions: for a
     policy that says the agent attaches context again (Claude Code's files and todos),
     the median of what the log's own compactions show; else nothing."""
-    from .policies import spec_for
+    from ..policies import spec_for
 
     if len(extras) < 2 or not spec_for(result.config).resends_after_compaction:
         return 0
@@ -285,7 +285,7 @@ def _resent(result: Result, extras: Sequence[int]) -> int:
 
 def _compacts(result: Result) -> bool:
     """Whether ``result`` is a compaction policy's (it stands in for the log's compactions)."""
-    from .policies import spec_for
+    from ..policies import spec_for
 
     try:
         return spec_for(result.config).compacts

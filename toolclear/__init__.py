@@ -2,15 +2,6 @@
 
 from __future__ import annotations
 
-from ._offload import (
-    LocalDirBackend,
-    MemoryBackend,
-    Offloaded,
-    OffloadRecord,
-    StorageBackend,
-    ToolResultOffloadingConfig,
-    offload,
-)
 from .corpus import Corpus, CorpusSweep, Recommendation, grid, load_corpus, sweep_corpus
 from .cost import (
     CONTEXT_WINDOWS,
@@ -50,6 +41,15 @@ from .policies.eino_clear import (
 from .policies.eino_reduction import EinoReductionConfig, Truncated, truncate
 from .policies.langchain import LangChainClearToolUsesConfig
 from .policies.masking import ObservationMaskingConfig
+from .policies.offload import (
+    LocalDirBackend,
+    MemoryBackend,
+    Offloaded,
+    OffloadRecord,
+    StorageBackend,
+    ToolResultOffloadingConfig,
+    offload,
+)
 from .result import Compaction, Result, Step
 from .verdict import Verdict, verdict
 

@@ -24,7 +24,6 @@ from typing import IO, Any, NoReturn
 
 from . import __version__
 from ._files import atomic_write
-from ._offload import DEFAULT_OFFLOADING_TOKEN_LIMIT, LocalDirBackend, ToolResultOffloadingConfig
 from .cost.billing import DEFAULT_PRICING, MAX_PRICE, PRICING, Pricing, cost, pricing_of
 from .cost.logfacts import compactions_of
 from .cost.prices import pricing_for, resolve
@@ -40,6 +39,7 @@ from .policies.eino_clear import (
     DEFAULT_THRESHOLD,
     reduce_by_tokens,
 )
+from .policies.offload import DEFAULT_OFFLOADING_TOKEN_LIMIT, LocalDirBackend, ToolResultOffloadingConfig
 from .report import (
     compaction_lines,
     cost_dict,

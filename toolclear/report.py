@@ -12,9 +12,9 @@ from dataclasses import dataclass, fields
 from operator import attrgetter
 from typing import Any, cast
 
-from ._offload import ToolResultOffloadingConfig
 from .model import Message, MessageStatus, Slot, Transcript
 from .policies import spec_for
+from .policies.offload import ToolResultOffloadingConfig
 from .result import Result
 from .schema import SCHEMA_VERSION, Mode, ReportDict, RowDict, SettingsDict, SummaryDict
 

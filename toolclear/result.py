@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .model import Message, MessageStatus
 
 if TYPE_CHECKING:
-    from ._offload import OffloadRecord
+    from .policies.offload import OffloadRecord
 
 __all__ = ["Compaction", "Result", "Step", "Trace"]
 

@@ -148,7 +148,7 @@ def test_crash_mid_write_leaves_no_target(tmp_path) -> None:
     code = f"""
 import os, sys
 sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
-from toolclear._offload import LocalDirBackend, ToolResultOffloadingConfig, offload
+from toolclear.policies.offload import LocalDirBackend, ToolResultOffloadingConfig, offload
 def crash(fd):
     os._exit(9)  # the process dies after writing, before the rename
 os.fsync = crash

@@ -120,8 +120,8 @@ def test_register_refuses_a_taken_name_or_config() -> None:
 
 
 FAMILIES = tuple(s.config.__module__.rsplit(".", 1)[1] for s in BUILT_IN)  # one module each, read off the registry
-FLOOR = {"toolclear.errors", "toolclear.model", "toolclear.counters", "toolclear.result", "toolclear.checks", "toolclear._files",
-         "toolclear._gc", "toolclear._kept", "toolclear._offload", "toolclear.cost.logfacts", "toolclear.cost.windows"}
+FLOOR = {"toolclear.errors", "toolclear.model", "toolclear.counters", "toolclear.result", "toolclear.policies._checks", "toolclear._files",
+         "toolclear._gc", "toolclear._kept", "toolclear.policies.offload", "toolclear.cost.logfacts", "toolclear.cost.windows"}
 """What a policy may stand on: the data, the counters, the result and the checks, and the
 facts of a run its log records (its compactions, its model's window), which stand on the
 data alone."""
@@ -129,7 +129,7 @@ data alone."""
 
 def imports_of(path: Path, package: str) -> set[str]:
     """Every toolclear module ``path`` imports, lazily or not, absolute or relative
-    (``from .. import checks`` is ``toolclear.checks``)."""
+    (``from .. import checks`` is ``toolclear.policies._checks``)."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from toolclear import Message, MessageStatus
-from toolclear.checks import text, whole
 from toolclear.policies import Knob, PolicySpec, Preset
+from toolclear.policies._checks import text, whole
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from .._offload import ToolResultOffloadingConfig
 from ..policies.anthropic import anthropic_json
 from ..policies.eino_clear import (
     DEFAULT_PLACEHOLDER,
@@ -19,6 +18,7 @@ from ..policies.eino_clear import (
 from ..policies.eino_reduction import eino_reduction_go
 from ..policies.langchain import langchain_python
 from ..policies.masking import openhands_toml, swe_agent_yaml
+from ..policies.offload import ToolResultOffloadingConfig
 from ..schema import Mode
 
 __all__ = ["anthropic_json", "cli_command", "eino_reduction_go", "go_snippet", "langchain_python", "openhands_toml",

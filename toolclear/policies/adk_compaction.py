@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..checks import whole
 from ..errors import ConfigError
+from ._checks import whole
 from ._compaction import CompactingEngine, engine_of, safe_start, system_messages
 from ._spec import Knob, PolicySpec, Preset
 

@@ -16,10 +16,10 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .. import checks
 from ..counters import TokenCounter, count_tokens
 from ..errors import ConfigError
 from ..model import Message, MessageStatus, Slot
+from . import _checks as checks
 from ._engine import Pairing, with_inputs_cleared
 from ._spec import Knob, Option, PolicySpec, Preset
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ..checks import flag, text, whole
 from ..errors import ConfigError
+from ._checks import flag, text, whole
 from ._compaction import TokenTrigger, engine_of, system_messages
 from ._spec import Knob, Option, PolicySpec, Preset
 

@@ -26,9 +26,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..checks import whole
 from ..errors import ConfigError
 from ..model import Message, MessageStatus
+from ._checks import whole
 from ._spec import Knob, PolicySpec, Preset
 
 __all__ = ["SPEC", "AnthropicThinkingConfig", "context_management"]

@@ -31,10 +31,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..checks import whole
 from ..counters import count_tokens
 from ..errors import ConfigError
 from ..model import Message, MessageStatus, reply_time
+from ._checks import whole
 from ._spec import Knob, PolicySpec, Preset
 
 __all__ = ["SPEC", "CacheAwareConfig"]

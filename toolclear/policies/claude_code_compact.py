@@ -20,9 +20,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..checks import whole
 from ..errors import ConfigError
 from ..model import Message
+from ._checks import whole
 from ._compaction import CompactingEngine, engine_of, system_messages
 from ._spec import Knob, PolicySpec, Preset
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..checks import whole
 from ..errors import ConfigError
 from ..model import Message, MessageStatus, reply_time
+from ._checks import whole
 from ._engine import Pairing
 from ._spec import Knob, PolicySpec, Preset
 

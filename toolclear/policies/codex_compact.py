@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..checks import whole
 from ..cost.logfacts import CODEX_USER_MESSAGES_KEPT, codex_kept_users
 from ..cost.windows import run_context_window
+from ._checks import whole
 from ._compaction import CompactingEngine, TokenTrigger, engine_of, system_messages
 from ._spec import Knob, PolicySpec, Preset
 

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from hashlib import sha256
 from typing import Any
 
-from ..checks import whole
 from ..errors import ConfigError
 from ..model import Message, MessageStatus
+from ._checks import whole
 from ._engine import Pairing
 from ._spec import Knob, PolicySpec, Preset
 

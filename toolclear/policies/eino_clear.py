@@ -28,7 +28,6 @@ from typing import Any
 
 from .._gc import paused_gc
 from .._kept import KeptFor
-from .._offload import OffloadRecord, StorageBackend, ToolResultOffloadingConfig, offload_messages
 from ..counters import DEFAULT_COUNTER, TokenCounter, count_tokens, counter_name, get_counter, is_builtin
 from ..errors import ConfigError
 from ..model import Message, MessageStatus
@@ -36,6 +35,7 @@ from ..result import Result, Step, Trace
 from ._engine import model_calls
 from ._export import go_int, go_str
 from ._spec import Knob, PolicySpec, Preset
+from .offload import OffloadRecord, StorageBackend, ToolResultOffloadingConfig, offload_messages
 
 __all__ = [
     "DEFAULT_KEEP_RECENT_TOKENS",

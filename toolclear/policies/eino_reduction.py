@@ -23,12 +23,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
-from .. import checks
-from .._offload import StorageBackend
 from ..errors import ConfigError
 from ..model import Message, MessageStatus, Slot, utf8_len
+from . import _checks as checks
 from ._export import go_list, go_str
 from ._spec import Knob, Option, PolicySpec, Preset
+from .offload import StorageBackend
 
 __all__ = ["SPEC", "eino_reduction_go", 
     "ReductionEngine",

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..checks import flag, whole
 from ..errors import ConfigError
+from ._checks import flag, whole
 from ._compaction import CompactingEngine, engine_of, system_messages
 from ._spec import Knob, PolicySpec, Preset
 

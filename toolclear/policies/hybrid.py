@@ -15,11 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..checks import whole
 from ..counters import TokenCounter, count_tokens
 from ..errors import ConfigError
 from ..model import Message, MessageStatus
 from ..result import Result
+from ._checks import whole
 from ._compaction import CompactingEngine
 from ._spec import Knob, PolicySpec, Preset
 

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any, NamedTuple
 
-from .. import checks
 from ..errors import ConfigError
 from ..model import Message, MessageStatus, Slot
+from . import _checks as checks
 from ._engine import Pairing, with_inputs_cleared
 from ._spec import Knob, Option, PolicySpec, Preset
 

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
-from .. import checks
 from ..errors import ConfigError
 from ..model import OMITTED, Message, MessageStatus, Slot
+from . import _checks as checks
 from ._engine import left_out
 from ._spec import Knob, Option, PolicySpec, Preset
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ..checks import whole
+from ._checks import whole
 from ._compaction import CompactingEngine, TokenTrigger, engine_of, system_messages
 from ._spec import Knob, PolicySpec, Preset
 

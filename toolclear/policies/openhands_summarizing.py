@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..checks import whole
 from ..errors import ConfigError
+from ._checks import whole
 from ._compaction import CompactingEngine, engine_of
 from ._spec import Knob, Option, PolicySpec, Preset
 

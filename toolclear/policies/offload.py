@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from ._files import atomic_write
-from .counters import DEFAULT_COUNTER, TokenCounter, count_tokens, get_counter, utf8_len
-from .errors import ConfigError, OffloadError
-from .model import Message
+from .._files import atomic_write
+from ..counters import DEFAULT_COUNTER, TokenCounter, count_tokens, get_counter, utf8_len
+from ..errors import ConfigError, OffloadError
+from ..model import Message
 
 __all__ = [
     "DEFAULT_OFFLOADING_TOKEN_LIMIT",

@@ -47,7 +47,7 @@ def _hwm_mb() -> float:
 
 
 def _file_with_peak(f):  # type: ignore[no-untyped-def]
-    from toolclear import corpus as c
+    from toolclear.corpus import sweeps as c
 
     rows = c._work_batch([(f, None, None)])
     return rows, _hwm_mb()
@@ -59,7 +59,7 @@ def worker_peak_mb(corpus, configs) -> float:  # type: ignore[no-untyped-def]
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from toolclear import corpus as c
+    from toolclear.corpus import sweeps as c
     from toolclear.lab import policy_spec
 
     shared = (corpus.format, configs, [policy_spec(x) for x in configs], "replay", None, None, False)

@@ -1,4 +1,4 @@
-"""toolclear.archives: archives read once, in one pass, within a budget; every damaged
+"""toolclear.corpus.archives: archives read once, in one pass, within a budget; every damaged
 or oversized member its own error, the rest read."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import zipfile
 import pytest
 
 import toolclear as tc
-from toolclear import archives
+from toolclear.corpus import archives
 
 from .conftest import CORPUS
 

@@ -133,7 +133,7 @@ def test_a_setting_that_changes_nothing_is_never_recommended(small) -> None:
 
 
 def test_grids_are_numbers_a_person_types() -> None:
-    from toolclear.corpus import spread
+    from toolclear.corpus.sweeps import spread
 
     assert spread(5_000, 40_000, 4) == [5_000, 10_000, 20_000, 40_000]
     assert spread(0, 40_000, 5) == [0, 10_000, 20_000, 30_000, 40_000]
@@ -369,7 +369,7 @@ def test_a_dask_scheduler_that_never_answers_is_one_line_not_a_hang(monkeypatch)
     import socket
     import threading
 
-    from toolclear import corpus as corpus_mod
+    from toolclear.corpus import sweeps as corpus_mod
 
     monkeypatch.setattr(corpus_mod, "DASK_TIMEOUT", 3)
     srv = socket.socket()

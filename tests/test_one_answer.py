@@ -67,7 +67,7 @@ def test_advise_prices_each_session_as_the_verdict_does(tmp_path, monkeypatch) -
     shutil.copy(path, home / ".claude" / "projects" / "p" / "s.jsonl")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    from toolclear.advice import advise
+    from toolclear.corpus.advice import advise
 
     (found,) = advise()
     t = tc.load(path)

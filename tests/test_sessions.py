@@ -15,7 +15,7 @@ import pytest
 
 import toolclear as tc
 from toolclear.cli import main
-from toolclear.sessions import find_sessions, read_session, where_looked
+from toolclear.corpus.sessions import find_sessions, read_session, where_looked
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "data" / "corpus"
@@ -131,7 +131,7 @@ def test_advise_picks_per_agent_with_the_corpus_rule(home) -> None:
     assert len(cc["sessions"]) == 2 and cc["compactions"] == 1 and cc["peak_context"] > 100_000
     assert cc["recorded_dollars"] == pytest.approx(sum(s["recorded_dollars"] for s in cc["sessions"]))
     # the pick is the corpus's own recommendation over the same sessions and settings
-    from toolclear.advice import ADVISE_SPECS
+    from toolclear.corpus.advice import ADVISE_SPECS
 
     corpus = tc.load_corpus([s["path"] for s in cc["sessions"]])
     rec = tc.sweep_corpus(corpus, [tc.lab.parse_policy(s) for s in ADVISE_SPECS], pricing="auto",
@@ -241,9 +241,9 @@ def test_a_call_that_a_resumed_session_repeats_is_billed_once_in_totals(home) ->
     and `advise` bill each call once (as ccusage keys them, message id and request id),
     equal to the bill written out from the raw lines; each session's own view still shows
     all its calls, and the output says how many were shared."""
-    from toolclear.advice import advise
+    from toolclear.corpus.advice import advise
+    from toolclear.corpus.sessions import find_sessions, read_session
     from toolclear.cost.billing import call_dollars, recorded_total
-    from toolclear.sessions import find_sessions, read_session
 
     project = home / ".claude" / "projects" / "-Users-alex-cli"
     resumed = _resumed(project / "86-4e0c91f5c0.jsonl", project / "resumed.jsonl", 1_700_000_400)

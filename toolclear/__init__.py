@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .corpus import Corpus, CorpusSweep, Recommendation, grid, load_corpus, sweep_corpus
+from .corpus.sweeps import Corpus, CorpusSweep, Recommendation, grid, load_corpus, sweep_corpus
 from .cost import (
     CONTEXT_WINDOWS,
     PRICING,

@@ -208,7 +208,7 @@ def _range(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected A:B:N with N from 1 to 100, got {text!r}")
     if parts[0] > parts[1]:
         raise argparse.ArgumentTypeError(f"expected A:B:N with A <= B (from A to B), got {text!r}")
-    from .corpus import spread
+    from .corpus.sweeps import spread
 
     return spread(*parts)
 
@@ -428,7 +428,7 @@ def _read_input(name: str | None, stderr: IO[str] | None = None) -> tuple[object
     """The input named, standard input for -, or with no name the newest agent session
     on this machine (said on stderr)."""
     if name is None:
-        from .sessions import find_sessions, where_looked
+        from .corpus.sessions import find_sessions, where_looked
 
         found = find_sessions()
         if not found:
@@ -723,7 +723,7 @@ def _tally(tally: Counter[str], result: Result, stderr: IO[str]) -> None:
 
 
 def _corpus(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
-    from .corpus import grid, load_corpus, sweep_corpus
+    from .corpus.sweeps import grid, load_corpus, sweep_corpus
 
     if args.output:
         check_outputs(args.paths, [("-o", args.output)])
@@ -993,8 +993,8 @@ def _inspect(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> in
 
 
 def _sessions(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
+    from .corpus.sessions import find_sessions, read_session, where_looked
     from .cost.billing import recorded_total
-    from .sessions import find_sessions, read_session, where_looked
 
     agent = {"claude": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI"}.get(args.agent or "")
     found = find_sessions(agent=agent)
@@ -1029,8 +1029,8 @@ def _tail(text: str, width: int) -> str:
 
 
 def _advise(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
-    from .advice import advise
-    from .sessions import where_looked
+    from .corpus.advice import advise
+    from .corpus.sessions import where_looked
 
     jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
     found = advise(recent=args.recent or 10, engine="process" if jobs > 1 else "serial", workers=jobs)

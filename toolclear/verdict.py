@@ -29,7 +29,7 @@ COMPACTION_SPECS: tuple[str, ...] = ("claude-code-compact", "anthropic-compactio
 
 
 def _round(value: float) -> int:
-    from .corpus import _nice
+    from .corpus.sweeps import _nice
 
     return max(1, _nice(value))
 

@@ -22,7 +22,6 @@ import streamlit as st
 
 import toolclear as tc
 from toolclear import report, schema
-from toolclear import sweep as sweeps
 from toolclear.formats import written_as
 from toolclear.formats._source import read_source
 from toolclear.inspector import charts, exports, money, snippets
@@ -49,6 +48,7 @@ from toolclear.inspector.widgets import (
 )
 from toolclear.lost import message_text
 from toolclear.model import main_conversation
+from toolclear.policies import eino_sweep as sweeps
 from toolclear.policies import preset_named
 
 _HERE = Path(__file__).resolve().parent
@@ -158,7 +158,7 @@ def session_choices() -> dict[str, str]:
     """The newest agent sessions on this machine by their picker label (label -> path)."""
     from datetime import datetime
 
-    from toolclear.sessions import find_sessions
+    from toolclear.corpus.sessions import find_sessions
 
     out = {}
     for f in find_sessions()[:SESSIONS_SHOWN]:
@@ -213,7 +213,7 @@ def render_source() -> tuple[str, bytes, str] | None:
                          "…or a bundled sample", choices, key="sample", on_change=_source_changed,
                          disabled=upload is not None)
     if sessions_on() and not sessions:
-        from toolclear.sessions import where_looked
+        from toolclear.corpus.sessions import where_looked
 
         st.sidebar.caption(md("No agent session found on this machine (looked in " + ", ".join(where_looked())
                               + ")."))

@@ -13,9 +13,9 @@ from typing import Any
 
 from ..model import Message, MessageStatus, Slot
 from ..policies import spec_for
+from ..policies.eino_sweep import Sweep
 from ..report import display_text, window_start
 from ..result import Result
-from ..sweep import Sweep
 
 __all__ = ["MAX_COLUMNS", "STATUS_COLORS", "SVG_COLUMNS", "heatmap_figure", "replay_figure", "usage_figure",
            "usage_svg"]

@@ -18,7 +18,7 @@ import streamlit as st
 
 import toolclear as tc
 from toolclear import lab
-from toolclear.corpus import DEFAULT_LOSS_BUDGET, spread
+from toolclear.corpus.sweeps import DEFAULT_LOSS_BUDGET, spread
 from toolclear.inspector import charts, exports, snippets
 from toolclear.inspector.policy_views import compare_columns, knobs_for, policy_choices
 from toolclear.inspector.widgets import md, safe, store
@@ -80,7 +80,7 @@ def _relabel(corpus: tc.Corpus, root: Path, names: dict[str, str]) -> tc.Corpus:
     not the temporary folder's (``toolclear-corpus-x1/0003-notes.jsonl``)."""
     from dataclasses import replace as _replace
 
-    from toolclear.corpus import _unique_labels
+    from toolclear.corpus.sweeps import _unique_labels
 
     def shown(label: str) -> str:
         rest = label.split("/", 1)[1] if label.startswith(root.name + "/") else label

@@ -25,8 +25,8 @@ from toolclear.inspector.widgets import md, safe, slider_pair, store
 from toolclear.policies import Knob, preset_named, registered
 from toolclear.policies._spec import default_knobs
 from toolclear.policies.eino_reduction import reduction_tokens
+from toolclear.policies.eino_sweep import grid_values, nice_ceil
 from toolclear.policies.langchain import langchain_tokens
-from toolclear.sweep import grid_values, nice_ceil
 
 __all__ = ["knobs_for", "policy_choices", "policy_help", "losses_of", "render_compare", "render_losses", "render_policy"]
 
@@ -327,7 +327,7 @@ def _why_nothing(kind: str, config: Any, t: tc.Transcript, counter: str) -> str:
 @st.cache_resource(max_entries=16, show_spinner="Sweeping…")
 def _sweep(key: tuple[Any, ...], _t: tc.Transcript, _config: Any, fx: str, xs: tuple[int, ...], fy: str,
            ys: tuple[int, ...], mode: str, counter: str, files: bool) -> Any:
-    from toolclear.sweep import Sweep
+    from toolclear.policies.eino_sweep import Sweep
 
     saved, changed, breaks, needed = [], [], [], []
     for y in ys:

@@ -18,7 +18,7 @@ import zlib
 from collections.abc import Iterator, Mapping
 from typing import IO, NamedTuple
 
-from .limits import ARCHIVE_FLOOR, MEMBER_FLOOR, RATIO, how_to_raise
+from ..limits import ARCHIVE_FLOOR, MEMBER_FLOOR, RATIO, how_to_raise
 
 __all__ = ["ARCHIVE_FLOOR", "DAMAGED", "MEMBER_FLOOR", "RATIO", "Member", "is_archive", "list_members",
            "read_member", "read_members"]

@@ -2,7 +2,7 @@
 its context did and whether any policy pays once the prompt cache is counted.
 
 No settings to choose: the sessions are found where the agents keep them
-(``toolclear.sessions``), every setting of ``ADVISE_SPECS`` is replayed on each, priced
+(``toolclear.corpus.sessions``), every setting of ``ADVISE_SPECS`` is replayed on each, priced
 at the session's own model with the prompt cache and calibrated on its recorded usage,
 and the pick is the corpus's own recommendation (``CorpusSweep.recommend``): the same
 rows and the same rule as the Corpus page and ``toolclear corpus``.
@@ -83,9 +83,9 @@ def advise(env: Mapping[str, str] | None = None, *, recent: int = 10, engine: st
 
 
 def _one(agent: str, files: list[Any], engine: str, workers: int | None) -> AgentAdvice:
-    from .corpus import Corpus, CorpusFile, sweep_corpus
-    from .inspector.snippets import policy_snippets
-    from .lab import parse_policy
+    from ..inspector.snippets import policy_snippets
+    from ..lab import parse_policy
+    from .sweeps import Corpus, CorpusFile, sweep_corpus
 
     summaries = tuple(read_session(f)[0] for f in files)
     readable = [s for s in summaries if not s.error]
@@ -93,7 +93,7 @@ def _one(agent: str, files: list[Any], engine: str, workers: int | None) -> Agen
     configs = [parse_policy(s) for s in ADVISE_SPECS]
     errors = [(s.path, s.error) for s in summaries if s.error]
     rates = [(s.cache_hit_rate, s.model_calls) for s in readable if s.cache_hit_rate is not None]
-    from .cost.billing import recorded_total
+    from ..cost.billing import recorded_total
 
     total = recorded_total(s.call_dollars for s in readable)  # a call resumed sessions repeat, once
     base = dict(agent=agent, sessions=summaries, peak_context=max((s.peak_context for s in readable), default=0),

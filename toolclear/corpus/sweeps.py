@@ -17,8 +17,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..errors import ConfigError, ToolclearError
 from .archives import DAMAGED, is_archive, list_members, read_member, read_members
-from .errors import ConfigError, ToolclearError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -44,7 +44,7 @@ class CorpusFile:
 
     def read(self) -> bytes:
         if self.member is None:
-            from .formats._source import read_source
+            from ..formats._source import read_source
 
             _, data = read_source(self.path)
             return data
@@ -78,7 +78,7 @@ class Corpus:
 
 
 def _load(f: CorpusFile, fmt: str, data: bytes | None = None) -> list[Any]:
-    from .formats import load_all
+    from ..formats import load_all
 
     return load_all(data if data is not None else f.read(), fmt, name=f.label)
 
@@ -235,7 +235,7 @@ def grid(config: Any, **axes: Sequence[Any]) -> list[Any]:
     the short ones ``threshold`` and ``keep`` (``grid(cfg, threshold=[...], keep=[...])``)."""
     from itertools import product
 
-    from .policies import spec_for
+    from ..policies import spec_for
 
     aliases = spec_for(config).aliases
     known = {f.name for f in fields(config)}
@@ -294,9 +294,9 @@ def _rows_for_file(f: CorpusFile, data: bytes | None, fmt: str, configs: Sequenc
     file's bytes when they came out of an archive, else None (the worker reads it).
     Each row is ``toolclear.compare``'s row of that config on that run, priced and
     calibrated as the app, the CLI and ``advise`` do (``pricing_of``, ``sent_as``)."""
-    from .cost.billing import pricing_of
-    from .counters import count_tokens
-    from .lab import compare, policy_name, sent_as
+    from ..cost.billing import pricing_of
+    from ..counters import count_tokens
+    from ..lab import compare, policy_name, sent_as
 
     try:
         transcripts = _load(f, fmt, data)
@@ -336,7 +336,7 @@ def _rows_for_file(f: CorpusFile, data: bytes | None, fmt: str, configs: Sequenc
 
 
 def _labels(configs: Sequence[Any]) -> list[str]:
-    from .lab import policy_spec
+    from ..lab import policy_spec
 
     return [policy_spec(c) for c in configs]
 
@@ -522,7 +522,7 @@ def sweep_corpus(
     if not configs:
         raise ConfigError("sweep_corpus: no config to run")
     if isinstance(pricing, str) and pricing != "auto":
-        from .cost.billing import PRICING
+        from ..cost.billing import PRICING
 
         pricing = PRICING[pricing]
     labels = _labels(configs)

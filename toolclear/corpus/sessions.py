@@ -149,10 +149,10 @@ def read_session(f: SessionFile) -> tuple[SessionSummary, Any]:
     (None when it could not be read: the summary's ``error`` says why)."""
     import datetime as dt
 
-    from .cost.billing import recorded_cost
-    from .errors import ToolclearError
-    from .formats import load_all
-    from .model import main_conversation
+    from ..cost.billing import recorded_cost
+    from ..errors import ToolclearError
+    from ..formats import load_all
+    from ..model import main_conversation
 
     when = dt.datetime.fromtimestamp(f.modified, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     try:
@@ -164,7 +164,7 @@ def read_session(f: SessionFile) -> tuple[SessionSummary, Any]:
 
 
 def summarize(agent: str, path: str, project: str, t: Any, when: str, recorded_cost: Any) -> SessionSummary:
-    from .cost.windows import run_model
+    from ..cost.windows import run_model
 
     calls = [m for m in t.messages if m.role == "assistant"]
     used = [m.usage for m in calls if m.usage is not None]
@@ -172,7 +172,7 @@ def summarize(agent: str, path: str, project: str, t: Any, when: str, recorded_c
     if prompts:
         peak = max(prompts)
     else:
-        from .counters import count_tokens
+        from ..counters import count_tokens
 
         total, peak = 0, 0
         for m, c in zip(t.messages, count_tokens(t.messages, "eino")):
@@ -184,7 +184,7 @@ def summarize(agent: str, path: str, project: str, t: Any, when: str, recorded_c
     dollars = None
     calls_priced: tuple[tuple[str, float], ...] = ()
     if used:
-        from .cost.billing import call_dollars
+        from ..cost.billing import call_dollars
 
         c = recorded_cost(t.messages)
         dollars = float(c.dollars) if c.calls else None

@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .cost.billing import cost
-from .counters import count_tokens, get_counter
-from .model import Message
-from .policies.eino_clear import ClearToolResultConfig, reduce_by_tokens, replay
-from .schema import Mode
+from ..cost.billing import cost
+from ..counters import count_tokens, get_counter
+from ..model import Message
+from ..schema import Mode
+from .eino_clear import ClearToolResultConfig, reduce_by_tokens, replay
 
 __all__ = ["SliderBounds", "Sweep", "grid_values", "nice_ceil", "slider_bounds", "sweep", "sweep_axes"]
 
@@ -123,7 +123,7 @@ def sweep(
     dollar_rows: list[tuple[float, ...]] = []
     needed_rows: list[tuple[int, ...]] = []
     if mode == "replay":
-        from .lost import losses
+        from ..lost import losses
 
         for t in thresholds:
             saved, cleared, breaks, dollars, needed = [], [], [], [], []

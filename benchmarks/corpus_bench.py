@@ -60,7 +60,7 @@ def worker_peak_mb(corpus, configs) -> float:  # type: ignore[no-untyped-def]
     from concurrent.futures import ProcessPoolExecutor
 
     from toolclear.corpus import sweeps as c
-    from toolclear.lab import policy_spec
+    from toolclear.runs.lab import policy_spec
 
     shared = (corpus.format, configs, [policy_spec(x) for x in configs], "replay", None, None, False)
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"), initializer=c._init,

@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import toolclear as tc  # noqa: E402
-from toolclear.lost import pieces  # noqa: E402
 from toolclear.result import Step  # noqa: E402
+from toolclear.runs.losses import pieces  # noqa: E402
 
 
 def reads(msgs: tuple[tc.Message, ...], lo: int, hi: int) -> dict[str, int]:

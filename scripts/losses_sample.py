@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import toolclear as tc  # noqa: E402
-from toolclear.lost import message_text  # noqa: E402
+from toolclear.runs.losses import message_text  # noqa: E402
 
 CORPUS = ROOT / "tests" / "data" / "corpus"
 FILES = (sorted((CORPUS / "claude_code").glob("entire-cli*.jsonl")) + sorted((CORPUS / "swe_agent").glob("*.traj"))

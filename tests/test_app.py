@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import toolclear as tc
-from toolclear import report
+from toolclear.runs import report
 
 from .conftest import CORPUS, ROOT, SAMPLES
 

@@ -157,7 +157,7 @@ def test_failed_runs_are_counted_and_named_and_the_table_reads_as_labelled(tmp_p
 
 
 def test_the_corpus_csv_never_starts_a_cell_with_a_formula(tmp_path) -> None:
-    from toolclear.report import table_csv
+    from toolclear.runs.report import table_csv
 
     bad = tmp_path / "=HYPERLINK(x).jsonl"
     bad.write_bytes(FILES[0].read_bytes())

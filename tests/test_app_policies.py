@@ -7,8 +7,8 @@ import json
 import pytest
 
 import toolclear as tc
-from toolclear import lab, report
 from toolclear.inspector.policy_views import policy_choices
+from toolclear.runs import lab, report
 
 from .conftest import CORPUS
 from .test_app import FIRST_SAMPLE, metrics, show, start
@@ -129,7 +129,7 @@ def test_money_in_the_headline_replay_view_and_compare() -> None:
     at.number_input(key="keep_input").set_value(20_000).run()
     assert not at.exception, at.exception
     t = tc.load(path)
-    rp = tc.replay(t.messages, tc.ClearToolResultConfig(10_000, 20_000), calibration=tc.lab.sent_as(t.messages))
+    rp = tc.replay(t.messages, tc.ClearToolResultConfig(10_000, 20_000), calibration=tc.runs.lab.sent_as(t.messages))
     c = tc.cost(rp, "claude-opus-4-5", calibrate=True, compactions=[k for k, _ in t.marks])
     m = metrics(at)
     assert m["With the policy"] == f"${c.dollars:,.2f}"
@@ -175,7 +175,7 @@ def test_a_model_no_preset_names_is_priced_from_the_price_library() -> None:
     at.radio(key="mode").set_value("replay").run()
     assert not at.exception, at.exception
     t = tc.load(text=data.decode(), format="claude-code")
-    rp = tc.replay(t.messages, tc.ClearToolResultConfig(), calibration=tc.lab.sent_as(t.messages))
+    rp = tc.replay(t.messages, tc.ClearToolResultConfig(), calibration=tc.runs.lab.sent_as(t.messages))
     c = tc.cost(rp, tc.pricing_for("claude-3-5-haiku-20241022"), calibrate=True, compactions=[k for k, _ in t.marks])
     assert c.pricing.input == 0.8  # Claude 3.5 Haiku's list price, not a similar-looking preset's
     assert metrics(at)["Without it"] == f"${c.dollars_without_policy:,.2f}"

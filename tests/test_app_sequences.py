@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import toolclear as tc
-from toolclear import lab
 from toolclear.inspector.policy_views import knobs_for, policy_choices
-from toolclear.report import usd
+from toolclear.runs import lab
+from toolclear.runs.report import usd
 
 from .conftest import CORPUS, hypothesis_examples
 from .test_app import show, start

@@ -7,7 +7,7 @@ import json
 import pytest
 
 import toolclear as tc
-from toolclear.lab import parse_policy
+from toolclear.runs.lab import parse_policy
 
 from .conftest import CORPUS
 from .policies.test_all_policies import as_written
@@ -115,7 +115,7 @@ _configs = st.one_of(
 @given(_configs)
 def test_hyp_policy_spec_reads_back_to_the_same_config(config) -> None:
     """What the app's Compare view, exports and CLI snippets write, parse_policy reads back."""
-    assert parse_policy(tc.lab.policy_spec(config)) == config
+    assert parse_policy(tc.runs.lab.policy_spec(config)) == config
 
 
 def test_prices_lists_every_preset_with_its_page() -> None:

@@ -70,7 +70,7 @@ def test_rows_equal_the_single_run_library(small) -> None:
         for cfg, label in zip(CONFIGS, sw.labels):
             row = sw.table[(sw.table["run"] == rid) & (sw.table["config"] == label)].iloc[0]
             # calibrated as the app and the CLI calibrate: in tokens as sent where the log recorded usage
-            r = tc.replay(t.messages, cfg, calibration=tc.lab.sent_as(t.messages))
+            r = tc.replay(t.messages, cfg, calibration=tc.runs.lab.sent_as(t.messages))
             c = tc.cost(r, "claude-opus-4-5", calibrate=True, compactions=[k for k, _ in t.marks])  # as sweeps do
             assert row["tokens_sent"] == r.tokens_sent and row["cache_breaks"] == r.cache_breaks
             assert row["dollars"] == pytest.approx(c.dollars)

@@ -11,7 +11,7 @@ import pytest
 
 import toolclear as tc
 from toolclear.cost.logfacts import compactions_of
-from toolclear.report import usd
+from toolclear.runs.report import usd
 
 from .conftest import CORPUS_FILES, corpus_id
 
@@ -234,7 +234,7 @@ def test_cli_compare_gets_a_dollars_column() -> None:
         assert code == 0, err
         row = __import__("json").loads(out)["policies"][0]
         # calibrating puts the replay in tokens as sent too, as the app does (one rule: lab.sent_as)
-        sent = tc.lab.sent_as(t.messages, "eino") if calibrate else None
+        sent = tc.runs.lab.sent_as(t.messages, "eino") if calibrate else None
         c = tc.cost(tc.replay(t.messages, tc.AnthropicClearToolUsesConfig(20_000), calibration=sent), "gpt-5",
                     calibrate=calibrate, compactions=[k for k, _ in t.marks])
         assert row["dollars"] == pytest.approx(c.dollars, abs=1e-6), flag

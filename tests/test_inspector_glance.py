@@ -9,7 +9,7 @@ import json
 
 import toolclear as tc
 from toolclear.inspector import charts
-from toolclear.report import call_input, call_inputs
+from toolclear.runs.report import call_input, call_inputs
 
 from .conftest import CORPUS
 from .test_app import show, start

@@ -18,7 +18,7 @@ REQUEST_LEVEL = [p for p in POLICIES if not isinstance(p, tc.EinoReductionConfig
     tc.ClearToolResultConfig(300, 100, exclude_tools=("bash",)), tc.ClearToolResultConfig(0, 0)]
 
 
-@pytest.mark.parametrize("config", REQUEST_LEVEL, ids=[tc.lab.policy_name(p) for p in REQUEST_LEVEL])
+@pytest.mark.parametrize("config", REQUEST_LEVEL, ids=[tc.runs.lab.policy_name(p) for p in REQUEST_LEVEL])
 def test_growing_equals_apply_on_every_call(config) -> None:
     rng = random.Random(7)
     for _ in range(15):

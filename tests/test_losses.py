@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolclear as tc
-from toolclear.lost import message_text, pieces, terms
+from toolclear.runs.losses import message_text, pieces, terms
 
 from .conftest import CORPUS, hypothesis_examples
 

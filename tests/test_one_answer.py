@@ -14,7 +14,7 @@ import pytest
 
 import toolclear as tc
 from toolclear.cli import main
-from toolclear.report import usd
+from toolclear.runs.report import usd
 
 from .conftest import CORPUS
 from .test_app import metrics, show, start
@@ -40,7 +40,7 @@ def test_the_library_the_cli_the_report_and_the_corpus_agree(name, spec, tmp_pat
     path = RUNS[name]
     t = tc.load(path)
     v = tc.verdict(t, spec)
-    assert v.row["spec"] == tc.lab.policy_spec(tc.parse_policy(spec)) and v.rows[0] is v.row
+    assert v.row["spec"] == tc.runs.lab.policy_spec(tc.parse_policy(spec)) and v.rows[0] is v.row
     code, out, err = cli("compare", str(path), "--policy", spec, "--json")
     assert code == 0, err
     doc = json.loads(out)
@@ -72,7 +72,7 @@ def test_advise_prices_each_session_as_the_verdict_does(tmp_path, monkeypatch) -
     (found,) = advise()
     t = tc.load(path)
     for spec in ("anthropic", "swe-agent"):
-        label = tc.lab.policy_spec(tc.parse_policy(spec))
+        label = tc.runs.lab.policy_spec(tc.parse_policy(spec))
         row = found.table[found.table["config"] == label].iloc[0]
         assert row["dollars"] == pytest.approx(tc.verdict(t, spec).dollars, abs=1e-6)
 
@@ -109,7 +109,7 @@ def test_the_counts_mean_the_same_for_every_policy() -> None:
     for label, spec in SETTINGS.items():
         at.selectbox(key="policy").set_value(label).run()
         at.radio(key="mode").set_value("replay").run()
-        r = tc.replay(t.messages, tc.parse_policy(spec), calibration=tc.lab.sent_as(t.messages))
+        r = tc.replay(t.messages, tc.parse_policy(spec), calibration=tc.runs.lab.sent_as(t.messages))
         m = metrics(at)
         assert m["Tool results"] == f"{tools:,}"
         assert m["Changed at some call"] == f"{len(r.changed_indices):,}"

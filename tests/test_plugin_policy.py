@@ -45,7 +45,7 @@ def test_the_library_compare_and_the_corpus_run_it(site: Path, tmp_path: Path) -
         from toolclear.registry import plugins
         info = plugins()["keep-last"]
         t = tc.load(sys.argv[1])
-        config = tc.lab.parse_policy("keep-last:keep=2,after=3")
+        config = tc.runs.lab.parse_policy("keep-last:keep=2,after=3")
         r = tc.replay(t, config)
         tools = [i for i, m in enumerate(t.messages) if m.role == "tool"]
         once = tc.apply(t, config)
@@ -54,9 +54,9 @@ def test_the_library_compare_and_the_corpus_run_it(site: Path, tmp_path: Path) -
         serial = tc.sweep_corpus(corpus, [config], engine="serial").table
         procs = tc.sweep_corpus(corpus, [config], engine="process", workers=2).table
         print(json.dumps({
-            "source": info.source, "spec": tc.lab.policy_spec(config),
+            "source": info.source, "spec": tc.runs.lab.policy_spec(config),
             "cleared": list(once.cleared_indices), "expected": tools[:-2] if len(tools) > 3 else [],
-            "replay_cleared": len(r.cleared_indices), "name": tc.lab.policy_name(config),
+            "replay_cleared": len(r.cleared_indices), "name": tc.runs.lab.policy_name(config),
             "compare": list(cmp.labels),
             "dollars": bool(cmp.costs and cmp.costs[0].dollars > 0),
             "serial": serial["results_cleared"].tolist(), "procs": procs["results_cleared"].tolist(),

@@ -15,8 +15,8 @@ from langchain_core.messages.utils import count_tokens_approximately
 import toolclear as tc
 from toolclear.cli import main as cli_main
 from toolclear.inspector import snippets
-from toolclear.lab import parse_policy, policy_spec
 from toolclear.model import OMITTED
+from toolclear.runs.lab import parse_policy, policy_spec
 
 from .conftest import SAMPLES
 from .policies.test_all_policies import as_written

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 import toolclear as tc
-from toolclear import cli, report
+from toolclear import cli
+from toolclear.runs import report
 
 from .conftest import DATA
 

@@ -234,8 +234,8 @@ def test_the_cli_lists_the_compactions_and_compares_against_the_run_as_recorded(
 @pytest.mark.parametrize("path", [*COMPACTED, CC / "entire-cli_cc-2.1.31_hook-progress_75-0b6d4ae881.jsonl"],
                          ids=lambda p: p.name[:30])
 def test_the_fast_replay_of_the_run_as_recorded_is_the_engines(path: Path, tmp_path) -> None:
-    from toolclear import lab
     from toolclear.policies.as_recorded import AsRecordedConfig
+    from toolclear.runs import lab
 
     runs = [tc.load(path).messages, tc.load(codex_with_compaction(tmp_path, True)).messages]
     for msgs in runs:

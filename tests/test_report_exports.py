@@ -12,10 +12,10 @@ from collections import Counter
 import pytest
 
 import toolclear as tc
-from toolclear import report
 from toolclear.cli import main as cli_main
 from toolclear.inspector import charts, exports, snippets
 from toolclear.policies import eino_sweep as sweep
+from toolclear.runs import report
 
 from .conftest import CORPUS, SAMPLES
 

@@ -134,7 +134,7 @@ def test_advise_picks_per_agent_with_the_corpus_rule(home) -> None:
     from toolclear.corpus.advice import ADVISE_SPECS
 
     corpus = tc.load_corpus([s["path"] for s in cc["sessions"]])
-    rec = tc.sweep_corpus(corpus, [tc.lab.parse_policy(s) for s in ADVISE_SPECS], pricing="auto",
+    rec = tc.sweep_corpus(corpus, [tc.runs.lab.parse_policy(s) for s in ADVISE_SPECS], pricing="auto",
                           engine="serial").recommend()
     assert cc["best"] == (rec.label or None) and cc["pays"] == (rec.config is not None)
     if not cc["pays"]:

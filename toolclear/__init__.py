@@ -27,8 +27,6 @@ from .errors import (
     TranscriptError,
 )
 from .formats import FormatInfo, dump, dump_all, list_formats, load, load_all
-from .lab import Comparison, apply, compare, parse_policy, recorded, replay
-from .lost import Losses, LostReference, losses
 from .model import Message, MessageStatus, Role, ToolCall, Transcript, Usage
 from .policies.anthropic import AnthropicClearToolUsesConfig
 from .policies.eino_clear import (
@@ -51,7 +49,9 @@ from .policies.offload import (
     offload,
 )
 from .result import Compaction, Result, Step
-from .verdict import Verdict, verdict
+from .runs.lab import Comparison, apply, compare, parse_policy, recorded, replay
+from .runs.losses import Losses, LostReference, losses
+from .runs.verdict import Verdict, verdict
 
 
 def _version() -> str:

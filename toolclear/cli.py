@@ -31,7 +31,6 @@ from .counters import count_tokens, get_counter, list_counters
 from .errors import ToolclearError
 from .formats import dump_all, list_formats, load_all, written_as
 from .formats._source import read_source
-from .lab import apply, compare, parse_policy, policy_name, recorded, replay, sent_as
 from .model import Transcript, main_conversation
 from .policies import spec_for
 from .policies.eino_clear import (
@@ -40,7 +39,9 @@ from .policies.eino_clear import (
     reduce_by_tokens,
 )
 from .policies.offload import DEFAULT_OFFLOADING_TOKEN_LIMIT, LocalDirBackend, ToolResultOffloadingConfig
-from .report import (
+from .result import Result
+from .runs.lab import apply, compare, parse_policy, policy_name, recorded, replay, sent_as
+from .runs.report import (
     compaction_lines,
     cost_dict,
     display_text,
@@ -52,8 +53,7 @@ from .report import (
     tool_summary,
     usd,
 )
-from .result import Result
-from .verdict import DEFAULT_SPECS, verdict
+from .runs.verdict import DEFAULT_SPECS, verdict
 
 __all__ = ["main"]
 
@@ -704,7 +704,7 @@ def _tally(tally: Counter[str], result: Result, stderr: IO[str]) -> None:
     tally["saved"] += summary["tokens_saved"]
     tally["breaks"] += summary.get("cache_breaks", 0)
     if result.mode == "replay":
-        from .lost import losses
+        from .runs.losses import losses
 
         lost = losses(result)
         tally["needed"] += len(lost.needed)

@@ -52,7 +52,7 @@ class _SettingsBase(TypedDict, total=False):
     """eino's clear policy's settings; another policy gives ``policy`` and ``options``."""
 
     policy: str
-    """The policy's short name (see ``toolclear.lab.POLICIES``)."""
+    """The policy's short name (see ``toolclear.runs.lab.POLICIES``)."""
     options: dict[str, Any]
     """Every field of the policy's config, by its own names."""
     tool_result_token_threshold: int

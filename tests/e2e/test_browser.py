@@ -215,8 +215,8 @@ def test_compare_view_on_real_transcripts(app_page, path) -> None:
     t = main_conversation(tc.load_all(path))  # the conversation the app opens first
     from toolclear.inspector.policy_views import _suggested
 
-    specs = _suggested(t, "eino", tc.lab.policy_spec(tc.ClearToolResultConfig()))
-    cmp = tc.compare(t.messages, [tc.lab.parse_policy(s) for s in specs], pricing="auto")
+    specs = _suggested(t, "eino", tc.runs.lab.policy_spec(tc.ClearToolResultConfig()))
+    cmp = tc.compare(t.messages, [tc.runs.lab.parse_policy(s) for s in specs], pricing="auto")
     # priced, a session that compacted opens on the run as recorded
     assert ("as recorded" in cmp.labels) == bool(compactions_of(t.messages))
     assert [n.split(":")[0] for n in lines[0]] == ["no policy", *cmp.labels]

@@ -31,7 +31,7 @@ POLICIES = [
     tc.ObservationMaskingConfig.openhands(6),
     tc.ObservationMaskingConfig.swe_agent(2, polling=3),
 ]
-IDS = [f"{tc.lab.policy_name(p)}-{k}" for k, p in enumerate(POLICIES)]
+IDS = [f"{tc.runs.lab.policy_name(p)}-{k}" for k, p in enumerate(POLICIES)]
 
 
 def conversations(n: int, seed: int = 0):

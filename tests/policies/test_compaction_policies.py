@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 
 import toolclear as tc
-from toolclear.lab import policy_spec, sent_as
 from toolclear.model import OMITTED, MessageStatus
 from toolclear.policies import spec_for
 from toolclear.policies._compaction import DEFAULT_SUMMARY_RATIO, STAND_IN
+from toolclear.runs.lab import policy_spec, sent_as
 
 from ..conftest import CORPUS
 

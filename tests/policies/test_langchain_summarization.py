@@ -141,7 +141,7 @@ def test_a_long_tool_loop_is_summarised_to_langchains_fixed_text_and_no_call_is_
 
 
 def test_spec_takes_langchains_own_forms_and_writes_them_back() -> None:
-    from toolclear.lab import policy_spec
+    from toolclear.runs.lab import policy_spec
 
     spec = 'langchain-summarization:trigger={"tokens":4000,"messages":10},keep=["messages",20]'
     config = tc.parse_policy(spec)

@@ -129,7 +129,7 @@ def test_the_cli_and_parse_policy_take_its_own_option_names() -> None:
     cfg = tc.parse_policy("openai-trimmer:recent_turns=2,max_output_chars=500,preview_chars=200,"
                           "trimmable_tools=search|read")
     assert cfg == ToolOutputTrimmerConfig(2, 500, 200, ("search", "read"))
-    assert tc.lab.policy_spec(cfg) == "openai-trimmer:trimmable_tools=search|read"
+    assert tc.runs.lab.policy_spec(cfg) == "openai-trimmer:trimmable_tools=search|read"
     with pytest.raises(tc.ConfigError, match="recent_turns"):
         tc.parse_policy("openai-trimmer:recent_turns=0")
 
@@ -149,7 +149,7 @@ def test_it_reaches_the_app_with_its_own_sliders_and_every_view() -> None:
     assert not at.exception, at.exception
     t = tc.load(path)
     config = ToolOutputTrimmerConfig(1, 300)
-    r = tc.replay(t.messages, config, calibration=tc.lab.sent_as(t.messages))
+    r = tc.replay(t.messages, config, calibration=tc.runs.lab.sent_as(t.messages))
     m = metrics(at)
     assert m["Changed at some call"] == f"{len(r.changed_indices):,}" and r.changed_indices
     assert m["With the policy"] == f"${tc.verdict(t, config).dollars:,.2f}"

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 import toolclear as tc
-from toolclear import lab
 from toolclear.cli import main
 from toolclear.policies import (
     BUILT_IN,
@@ -28,6 +27,7 @@ from toolclear.policies import (
 )
 from toolclear.policies._engine import assemble
 from toolclear.policies.eino_clear import SPEC as EINO
+from toolclear.runs import lab
 
 from ..conftest import CORPUS_FILES, SAMPLES, corpus_id
 from . import toy_policy

@@ -84,7 +84,7 @@ def advise(env: Mapping[str, str] | None = None, *, recent: int = 10, engine: st
 
 def _one(agent: str, files: list[Any], engine: str, workers: int | None) -> AgentAdvice:
     from ..inspector.snippets import policy_snippets
-    from ..lab import parse_policy
+    from ..runs.lab import parse_policy
     from .sweeps import Corpus, CorpusFile, sweep_corpus
 
     summaries = tuple(read_session(f)[0] for f in files)

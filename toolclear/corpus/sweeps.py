@@ -296,7 +296,7 @@ def _rows_for_file(f: CorpusFile, data: bytes | None, fmt: str, configs: Sequenc
     calibrated as the app, the CLI and ``advise`` do (``pricing_of``, ``sent_as``)."""
     from ..cost.billing import pricing_of
     from ..counters import count_tokens
-    from ..lab import compare, policy_name, sent_as
+    from ..runs.lab import compare, policy_name, sent_as
 
     try:
         transcripts = _load(f, fmt, data)
@@ -336,7 +336,7 @@ def _rows_for_file(f: CorpusFile, data: bytes | None, fmt: str, configs: Sequenc
 
 
 def _labels(configs: Sequence[Any]) -> list[str]:
-    from ..lab import policy_spec
+    from ..runs.lab import policy_spec
 
     return [policy_spec(c) for c in configs]
 

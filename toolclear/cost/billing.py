@@ -87,7 +87,7 @@ class Cost:
     def losses(self) -> Any:
         """What the policy lost (``toolclear.losses`` of the priced replay), found when
         first asked: pricing alone never pays for it."""
-        from ..lost import losses
+        from ..runs.losses import losses
 
         return losses(self._result)
 

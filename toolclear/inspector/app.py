@@ -21,7 +21,7 @@ import pandas as pd
 import streamlit as st
 
 import toolclear as tc
-from toolclear import report, schema
+from toolclear import schema
 from toolclear.formats import written_as
 from toolclear.formats._source import read_source
 from toolclear.inspector import charts, exports, money, snippets
@@ -46,10 +46,11 @@ from toolclear.inspector.widgets import (
     store,
     stored,
 )
-from toolclear.lost import message_text
 from toolclear.model import main_conversation
 from toolclear.policies import eino_sweep as sweeps
 from toolclear.policies import preset_named
+from toolclear.runs import report
+from toolclear.runs.losses import message_text
 
 _HERE = Path(__file__).resolve().parent
 # the bundled samples: inside the installed package, or sample_data/ of a checkout
@@ -831,7 +832,7 @@ def _results(t: tc.Transcript, digest: str, counter: str, offloading: tc.ToolRes
             render_sweep(t, config, mode, (digest, t.id), pricing, calibrate)
     if compare_tab.open:
         with compare_tab:
-            render_compare(t, counter, tc.lab.policy_spec(config), pricing, calibrate)
+            render_compare(t, counter, tc.runs.lab.policy_spec(config), pricing, calibrate)
     if export.open:
         with export:
             render_export(t, result, config, offloading, backend, mode, conversations)

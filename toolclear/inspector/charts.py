@@ -14,8 +14,8 @@ from typing import Any
 from ..model import Message, MessageStatus, Slot
 from ..policies import spec_for
 from ..policies.eino_sweep import Sweep
-from ..report import display_text, window_start
 from ..result import Result
+from ..runs.report import display_text, window_start
 
 __all__ = ["MAX_COLUMNS", "STATUS_COLORS", "SVG_COLUMNS", "heatmap_figure", "replay_figure", "usage_figure",
            "usage_svg"]
@@ -612,7 +612,7 @@ def corpus_heatmap(sweep: Any, best: str, *, height: int = 380) -> Any:
     the recommended setting starred."""
     import plotly.graph_objects as go
 
-    from ..report import policy_options
+    from ..runs.report import policy_options
 
     df = sweep.table[sweep.table["error"] == ""]
     priced = df["dollars"].notna().any()

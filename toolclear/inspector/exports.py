@@ -10,7 +10,7 @@ from typing import Any
 
 from ..model import Message
 from ..policies.offload import LocalDirBackend, OffloadRecord, StorageBackend, storage_name
-from ..report import ROW_FIELDS, csv_cell, json_bytes, table_csv
+from ..runs.report import ROW_FIELDS, csv_cell, json_bytes, table_csv
 
 __all__ = ["csv_cell", "eino_json", "json_bytes", "offloaded_zip", "report_csv", "report_json", "table_csv"]
 

@@ -10,8 +10,8 @@ import html
 from typing import Any
 
 from ..model import Transcript
-from ..report import usd
-from ..verdict import Verdict
+from ..runs.report import usd
+from ..runs.verdict import Verdict
 from . import charts
 
 __all__ = ["html_report"]
@@ -40,7 +40,7 @@ def _e(text: Any) -> str:
 
 def html_report(t: Transcript, v: Verdict) -> bytes:
     """The report of ``v`` (``toolclear.verdict``) on transcript ``t`` as HTML bytes."""
-    from ..lost import losses
+    from ..runs.losses import losses
 
     assert v.comparison is not None
     run = v.comparison.results[0]

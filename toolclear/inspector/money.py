@@ -13,7 +13,7 @@ import toolclear as tc
 from toolclear.cost.billing import DEFAULT_PRICING, CacheKind, pricing_of
 from toolclear.inspector import charts
 from toolclear.inspector.widgets import md
-from toolclear.report import usd
+from toolclear.runs.report import usd
 
 __all__ = ["NO_PRICING", "render_cost_view", "render_pricing"]
 

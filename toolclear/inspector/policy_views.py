@@ -17,7 +17,7 @@ import pandas as pd
 import streamlit as st
 
 import toolclear as tc
-from toolclear import lab, report, schema
+from toolclear import schema
 from toolclear.formats import written_as
 from toolclear.inspector import charts, exports, money, snippets
 from toolclear.inspector.verdict_view import render_verdict, report_button
@@ -27,6 +27,7 @@ from toolclear.policies._spec import default_knobs
 from toolclear.policies.eino_reduction import reduction_tokens
 from toolclear.policies.eino_sweep import grid_values, nice_ceil
 from toolclear.policies.langchain import langchain_tokens
+from toolclear.runs import lab, report
 
 __all__ = ["knobs_for", "policy_choices", "policy_help", "losses_of", "render_compare", "render_losses", "render_policy"]
 
@@ -413,7 +414,7 @@ def render_policy_sweep(kind: str, t: tc.Transcript, config: Any, mode: str, cou
 def _suggested(t: tc.Transcript, counter: str, current: str) -> list[str]:
     """Five policies scaled to this conversation, so each of them does something (the
     verdict's own scaled settings, then the masking presets)."""
-    from toolclear.verdict import scaled
+    from toolclear.runs.verdict import scaled
 
     out = [current]
     for spec in (*scaled(t.messages, counter), "swe-agent", "openhands"):

@@ -136,8 +136,8 @@ def policy_snippets(config: Any, *, path: str = "transcript.json", mode: Mode = 
                     conversation: str | None = None) -> list[tuple[str, str, str]]:
     """(title, language, code) for a policy: in its own framework's form, then toolclear's
     Python and CLI that reproduce what the app shows."""
-    from toolclear.lab import policy_spec
     from toolclear.policies import spec_for
+    from toolclear.runs.lab import policy_spec
 
     spec = spec_for(config)
     export = spec.preset_of(config).export

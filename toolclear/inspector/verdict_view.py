@@ -11,8 +11,8 @@ import streamlit as st
 
 import toolclear as tc
 from toolclear.inspector.widgets import md
-from toolclear.report import usd
-from toolclear.verdict import Verdict, verdict
+from toolclear.runs.report import usd
+from toolclear.runs.verdict import Verdict, verdict
 
 __all__ = ["render_verdict", "report_button", "verdict_label"]
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import streamlit as st
 
-from toolclear import report
+from toolclear.runs import report
 
 __all__ = ["compact", "md", "plural", "safe", "short", "keep_widget_state", "slider_pair", "slider_range", "store",
            "stored"]

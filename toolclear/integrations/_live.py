@@ -24,11 +24,11 @@ from typing import Any
 
 from ..counters import get_counter
 from ..errors import ConfigError
-from ..lab import apply, policy_name, replay
 from ..model import Message
 from ..policies import spec_for
 from ..policies._engine import _visible
 from ..result import Result
+from ..runs.lab import apply, policy_name, replay
 
 __all__ = ["Conversation", "Growing", "Live", "Memo"]
 

@@ -123,7 +123,7 @@ def sweep(
     dollar_rows: list[tuple[float, ...]] = []
     needed_rows: list[tuple[int, ...]] = []
     if mode == "replay":
-        from ..lost import losses
+        from ..runs.losses import losses
 
         for t in thresholds:
             saved, cleared, breaks, dollars, needed = [], [], [], [], []

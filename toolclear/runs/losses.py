@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ConfigError
-from .model import OMITTED, Message, Slot
+from ..errors import ConfigError
+from ..model import OMITTED, Message, Slot
 
 __all__ = ["Losses", "LostReference", "losses", "message_text", "pieces", "terms"]
 
@@ -309,7 +309,7 @@ def losses(result: Any, messages: Sequence[Message] | None = None) -> Losses:
     memo = getattr(result, "__dict__", None)
     if messages is None and memo is not None and isinstance(memo.get(_RESULT_KEY), Losses):
         return memo[_RESULT_KEY]  # a result is immutable: its losses are found once
-    from ._gc import paused_gc
+    from .._gc import paused_gc
 
     with paused_gc():  # counts, lists and references: no cycles
         found = _losses(result, messages)

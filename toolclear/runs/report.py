@@ -12,11 +12,11 @@ from dataclasses import dataclass, fields
 from operator import attrgetter
 from typing import Any, cast
 
-from .model import Message, MessageStatus, Slot, Transcript
-from .policies import spec_for
-from .policies.offload import ToolResultOffloadingConfig
-from .result import Result
-from .schema import SCHEMA_VERSION, Mode, ReportDict, RowDict, SettingsDict, SummaryDict
+from ..model import Message, MessageStatus, Slot, Transcript
+from ..policies import spec_for
+from ..policies.offload import ToolResultOffloadingConfig
+from ..result import Result
+from ..schema import SCHEMA_VERSION, Mode, ReportDict, RowDict, SettingsDict, SummaryDict
 
 __all__ = [
     "ROW_FIELDS",
@@ -235,7 +235,7 @@ def settings_dict(
 def json_bytes(value: Any) -> bytes:
     """UTF-8 JSON, indented, non-ASCII kept as is; a lone surrogate (which UTF-8 cannot
     hold) is kept as its escape, so the value reads back exactly (reports, downloads)."""
-    from .formats._doc import JsonStyle
+    from ..formats._doc import JsonStyle
 
     return (JsonStyle(indent=2, item_sep=",", key_sep=": ", ensure_ascii=False).dumps(value) + "\n").encode("utf-8")
 

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._kept import KeptFor
-from .cost.logfacts import compactions_of
+from .._kept import KeptFor
+from ..cost.logfacts import compactions_of
+from ..model import Message, Transcript
 from .lab import Comparison, compare, parse_policy, policy_spec
-from .model import Message, Transcript
 
 __all__ = ["COMPACTION_SPECS", "DEFAULT_SPECS", "Verdict", "candidates", "scaled", "verdict"]
 
@@ -29,7 +29,7 @@ COMPACTION_SPECS: tuple[str, ...] = ("claude-code-compact", "anthropic-compactio
 
 
 def _round(value: float) -> int:
-    from .corpus.sweeps import _nice
+    from ..corpus.sweeps import _nice
 
     return max(1, _nice(value))
 
@@ -38,9 +38,9 @@ def scaled(messages: Sequence[Message], counter: str | None = None) -> list[str]
     """The token-triggered families at round numbers scaled to this run (a third of its
     tokens, each by the family's own count), so each of them acts on it whatever its size:
     what the verdict tries beside the defaults, and what the app's Compare view suggests."""
-    from .counters import count_tokens
-    from .policies.eino_reduction import reduction_tokens
-    from .policies.langchain import langchain_tokens
+    from ..counters import count_tokens
+    from ..policies.eino_reduction import reduction_tokens
+    from ..policies.langchain import langchain_tokens
 
     msgs = tuple(messages)
     third = _round(sum(count_tokens(msgs, counter or "eino")) / 3)

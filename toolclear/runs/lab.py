@@ -14,17 +14,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .cost.calibration import STRETCH_CALLS, Calibration, as_sent, beyond_transcript, cut_before, prefix_sums
-from .counters import TokenCounter, count_tokens, get_counter
-from .errors import ConfigError
-from .model import Message, MessageStatus, Transcript
-from .policies import BUILT_IN, spec_for
-from .policies._engine import Engine, assemble
-from .policies.eino_clear import ClearToolResultConfig, model_calls
-from .policies.eino_reduction import ToolSchema
-from .policies.offload import MemoryBackend, StorageBackend
-from .policies.syntax import PolicyConfig, parse_policy, policy_spec
-from .result import Result
+from ..cost.calibration import STRETCH_CALLS, Calibration, as_sent, beyond_transcript, cut_before, prefix_sums
+from ..counters import TokenCounter, count_tokens, get_counter
+from ..errors import ConfigError
+from ..model import Message, MessageStatus, Transcript
+from ..policies import BUILT_IN, spec_for
+from ..policies._engine import Engine, assemble
+from ..policies.eino_clear import ClearToolResultConfig, model_calls
+from ..policies.eino_reduction import ToolSchema
+from ..policies.offload import MemoryBackend, StorageBackend
+from ..policies.syntax import PolicyConfig, parse_policy, policy_spec
+from ..result import Result
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -257,7 +257,7 @@ def recorded(transcript: Transcript | Sequence[Message], *, counter: str | Token
     applied at the call where the log shows it (``Result.compactions`` lists them, with
     the log's trigger and pre-compaction tokens). Takes a ``Transcript`` or its
     messages; ``cost``, ``losses``, ``compare`` and the charts take it like any replay."""
-    from .policies.as_recorded import AsRecordedConfig
+    from ..policies.as_recorded import AsRecordedConfig
 
     messages = transcript.messages if isinstance(transcript, Transcript) else tuple(transcript)
     config: Any = AsRecordedConfig()
@@ -319,7 +319,7 @@ def row(label: str, config: Any, r: Result, c: Any = None) -> dict[str, Any]:
 
 def loss_columns(result: Result, lost: Any = None) -> dict[str, int]:
     """What a result lost (``toolclear.losses``, unless already found), as table columns."""
-    from .lost import losses
+    from .losses import losses
 
     lost = lost if lost is not None else losses(result)
     return {"needed_results": len(lost.needed), "lost_references": len(lost.references),
@@ -356,14 +356,14 @@ def compare(
     (``toolclear.recorded``: the agent's own compactions) first, the row every other is
     measured against: by default when the log records a compaction and the replays are
     priced."""
-    from .cost.logfacts import compactions_of
-    from .policies.offload import MemoryBackend
+    from ..cost.logfacts import compactions_of
+    from ..policies.offload import MemoryBackend
 
     msgs = tuple(messages)
     if recorded is None:
         recorded = pricing is not None and mode == "replay" and bool(compactions_of(msgs))
     if recorded and not any(policy_name(c) == "as-recorded" for c in configs):
-        from .policies.as_recorded import AsRecordedConfig
+        from ..policies.as_recorded import AsRecordedConfig
 
         first: Any = AsRecordedConfig()
         configs = [first, *configs]
@@ -389,7 +389,7 @@ def compare(
     costs: tuple[Any, ...] = ()
     notes: tuple[str, ...] = ()
     if pricing is not None:
-        from .cost.billing import cost, pricing_of
+        from ..cost.billing import cost, pricing_of
 
         if mode != "replay":
             raise ConfigError("pricing needs a replay: a single pass has no model calls to price")
@@ -403,7 +403,7 @@ def sent_as(messages: Sequence[Message], counter: str | TokenCounter | None = No
     """The run's calibration when its log recorded usage to fit on (replays then speak in
     tokens as the model was sent them), else None: the one rule the app, the CLI, the
     corpus and ``advise`` follow when they calibrate."""
-    from .cost.calibration import calibrate
+    from ..cost.calibration import calibrate
 
     found = calibrate(tuple(messages), counter)
     return found if found.fitted else None

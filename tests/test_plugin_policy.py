@@ -42,7 +42,7 @@ def test_the_library_compare_and_the_corpus_run_it(site: Path, tmp_path: Path) -
     out = run(site, """
         import json, sys
         import toolclear as tc
-        from toolclear.registry import plugins
+        from toolclear.policies import plugins
         info = plugins()["keep-last"]
         t = tc.load(sys.argv[1])
         config = tc.runs.lab.parse_policy("keep-last:keep=2,after=3")

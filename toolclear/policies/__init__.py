@@ -83,7 +83,7 @@ def plugins() -> dict[str, PolicySpec]:
             if callable(obj) and not isinstance(obj, (PolicyInfo, PolicySpec)):
                 obj = obj()
             if not isinstance(obj, (PolicyInfo, PolicySpec)):
-                raise ConfigError("expected a toolclear.policies.PolicySpec or a toolclear.registry.PolicyInfo, "
+                raise ConfigError("expected a toolclear.policies.PolicySpec or a toolclear.policies.PolicyInfo, "
                                   f"got {type(obj).__name__}")
             dist = getattr(ep, "dist", None)
             source = getattr(dist, "name", "") or ep.value

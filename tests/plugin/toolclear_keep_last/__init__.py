@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from toolclear import Message, MessageStatus
-from toolclear.registry import PolicyInfo
+from toolclear.policies import PolicyInfo
 
 
 @dataclass(frozen=True)

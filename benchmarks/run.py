@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import toolclear as tc  # noqa: E402
 from toolclear import Message, ToolCall  # noqa: E402
 from toolclear.inspector import charts  # noqa: E402
-from toolclear.policies import eino_sweep as sweep  # noqa: E402
+from toolclear.runs import eino_sweep as sweep  # noqa: E402
 from toolclear.runs import report  # noqa: E402
 
 Row = tuple[str, str, str]
@@ -185,7 +185,7 @@ def media_costing() -> list[Row]:
     corrections are summed once per run (a loop over every image for every call was
     quadratic: 8.8x for 4x)."""
     sys.path.insert(0, str(ROOT))
-    from tests.test_media import encoded
+    from tests.cost.test_media import encoded
 
     image = encoded(600, 400, "PNG", noise=True)
 
@@ -364,7 +364,7 @@ def formats() -> list[Row]:
     tau = ROOT / "tests" / "data" / "corpus" / "openai_chat" / "tau-bench_gpt-4o_airline_historical-trajectories.json"
     t_tau, _ = timed(lambda: tc.load_all(tau), 3)
     sys.path.insert(0, str(ROOT))
-    from tests.test_otel import _trace
+    from tests.formats.test_otel import _trace
 
     small, large = _trace(750, True), _trace(3000, True)
     t_small, _ = timed(lambda: tc.load_all(small, "otel"), 3)

@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 import toolclear as tc
 from toolclear import cli
 from toolclear.formats._source import read_stream
-from toolclear.inspector import exports, snippets
+from toolclear.inspector import exports
+from toolclear.policies import snippets
 
 from .conftest import DATA, ROOT
 

@@ -9,8 +9,8 @@ import pytest
 
 import toolclear as tc
 
+from .cli.test_cli import run
 from .conftest import CORPUS
-from .test_cli import run
 
 RUN = next((CORPUS / "eino").glob("*.jsonl"))
 DEEP = "[" * 5000

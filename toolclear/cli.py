@@ -208,7 +208,7 @@ def _range(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected A:B:N with N from 1 to 100, got {text!r}")
     if parts[0] > parts[1]:
         raise argparse.ArgumentTypeError(f"expected A:B:N with A <= B (from A to B), got {text!r}")
-    from .corpus.sweeps import spread
+    from .runs.numbers import spread
 
     return spread(*parts)
 

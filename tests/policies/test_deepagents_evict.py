@@ -19,7 +19,7 @@ from toolclear.cli import main
 from toolclear.integrations.langchain import from_langchain
 from toolclear.policies.deepagents_evict import DeepAgentsEvictConfig, evicted_text
 
-from ..test_live_langchain import ToolModel
+from ..integrations.test_live_langchain import ToolModel
 
 LIMIT = 200  # tokens: results over 800 characters are evicted
 OUTPUTS = {

@@ -137,7 +137,7 @@ def test_the_cli_and_parse_policy_take_its_own_option_names() -> None:
 def test_it_reaches_the_app_with_its_own_sliders_and_every_view() -> None:
     """No code of its own outside its module: the picker, its sliders, the verdict, every
     view and the export come from the registry."""
-    from tests.test_app import metrics, show, start
+    from tests.inspector.test_app import metrics, show, start
 
     path = REAL[3]  # a Claude Code run of eight user turns
     at = start()

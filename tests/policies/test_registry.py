@@ -255,8 +255,8 @@ def test_one_result_type_for_every_policy_and_mode() -> None:
 
 
 def test_the_cli_does_not_import_the_app() -> None:
-    """The CLI may draw with the inspector's Streamlit-free parts (charts, snippets, the
-    HTML report), never with a module that imports Streamlit, nor with what those import."""
+    """The CLI may draw with the inspector's Streamlit-free parts (charts, the HTML
+    report), never with a module that imports Streamlit, nor with what those import."""
     seen: set[str] = set()
     todo = [("toolclear.cli", "toolclear"), ("toolclear.corpus.advice", "toolclear.corpus")]
     while todo:
@@ -268,8 +268,7 @@ def test_the_cli_does_not_import_the_app() -> None:
         assert "import streamlit" not in path.read_text(), module
         todo += [(m, m.rsplit(".", 1)[0]) for m in imports_of(path, package) if m.startswith("toolclear.inspector.")]
     reached = {m for m in seen if m.startswith("toolclear.inspector")}
-    assert reached == {"toolclear.inspector.html_report", "toolclear.inspector.charts",
-                       "toolclear.inspector.snippets"}, reached
+    assert reached == {"toolclear.inspector.html_report", "toolclear.inspector.charts"}, reached
 
 
 @pytest.mark.parametrize("path", CORPUS_FILES[:12], ids=corpus_id)

@@ -9,6 +9,6 @@
 
 from __future__ import annotations
 
-from .sweeps import Corpus, CorpusFile, CorpusSweep, Recommendation, grid, load_corpus, spread, sweep_corpus
+from .sweeps import Corpus, CorpusFile, CorpusSweep, Recommendation, grid, load_corpus, sweep_corpus
 
-__all__ = ["Corpus", "CorpusFile", "CorpusSweep", "Recommendation", "grid", "load_corpus", "spread", "sweep_corpus"]
+__all__ = ["Corpus", "CorpusFile", "CorpusSweep", "Recommendation", "grid", "load_corpus", "sweep_corpus"]

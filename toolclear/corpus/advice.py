@@ -83,7 +83,7 @@ def advise(env: Mapping[str, str] | None = None, *, recent: int = 10, engine: st
 
 
 def _one(agent: str, files: list[Any], engine: str, workers: int | None) -> AgentAdvice:
-    from ..inspector.snippets import policy_snippets
+    from ..policies.snippets import policy_snippets
     from ..runs.lab import parse_policy
     from .sweeps import Corpus, CorpusFile, sweep_corpus
 

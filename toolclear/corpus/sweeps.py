@@ -23,7 +23,7 @@ from .archives import DAMAGED, is_archive, list_members, read_member, read_membe
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Corpus", "CorpusFile", "CorpusSweep", "Recommendation", "grid", "load_corpus", "spread",
+__all__ = ["Corpus", "CorpusFile", "CorpusSweep", "Recommendation", "grid", "load_corpus",
            "sweep_corpus"]
 
 Engine = Literal["serial", "process", "dask"]
@@ -246,37 +246,6 @@ def grid(config: Any, **axes: Sequence[Any]) -> list[Any]:
             raise ConfigError(f"grid: {type(config).__name__} has no field {key!r}")
         names.append(name)
     return [replace(config, **dict(zip(names, values))) for values in product(*axes.values())]
-
-
-_NICE: tuple[float, ...] = (1, 1.5, 2, 2.5, 3, 4, 5, 6, 7.5, 8, 10)
-
-
-def _nice(value: float) -> int:
-    """The round number nearest to value (1, 1.5, 2, 2.5, 3, 4, 5, 6, 7.5 or 8 x 10^k)."""
-    if value < 1:
-        return 0
-    import math
-
-    exp = 10.0 ** math.floor(math.log10(value))
-    candidates: list[float] = [m * exp for m in _NICE]
-    nearest = min(candidates, key=lambda v: abs(v - value))
-    return round(nearest)
-
-
-def spread(a: int, b: int, n: int) -> list[int]:
-    """n values from a to b, both included, as a person would type them: round numbers
-    spaced evenly on a log scale from a > 0 (5,000:40,000:4 gives 5,000, 10,000, 20,000,
-    40,000), evenly from 0 (0:40,000:5 gives 0, 10,000, 20,000, 30,000, 40,000); fewer
-    when rounding makes two equal."""
-    if n <= 1 or a == b:
-        return [a]
-    lo, hi = min(a, b), max(a, b)
-    if lo > 0:
-        raw = [lo * (hi / lo) ** (k / (n - 1)) for k in range(n)]
-    else:
-        raw = [lo + (hi - lo) * k / (n - 1) for k in range(n)]
-    inner = [_nice(v) if lo <= _nice(v) <= hi else round(v) for v in raw[1:-1]]
-    return sorted({lo, hi, *inner})
 
 
 # ------------------------------------------------------------------ sweeping

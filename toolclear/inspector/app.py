@@ -24,7 +24,7 @@ import toolclear as tc
 from toolclear import schema
 from toolclear.formats import written_as
 from toolclear.formats._source import read_source
-from toolclear.inspector import charts, exports, money, snippets
+from toolclear.inspector import charts, exports, money
 from toolclear.inspector.corpus_page import render_corpus_page
 from toolclear.inspector.policy_views import (
     losses_of,
@@ -47,8 +47,8 @@ from toolclear.inspector.widgets import (
     stored,
 )
 from toolclear.model import main_conversation
-from toolclear.policies import eino_sweep as sweeps
-from toolclear.policies import preset_named
+from toolclear.policies import preset_named, snippets
+from toolclear.runs import eino_sweep as sweeps
 from toolclear.runs import report
 from toolclear.runs.losses import message_text
 

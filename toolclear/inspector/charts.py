@@ -13,8 +13,8 @@ from typing import Any
 
 from ..model import Message, MessageStatus, Slot
 from ..policies import spec_for
-from ..policies.eino_sweep import Sweep
 from ..result import Result
+from ..runs.eino_sweep import Sweep
 from ..runs.report import display_text, window_start
 
 __all__ = ["MAX_COLUMNS", "STATUS_COLORS", "SVG_COLUMNS", "heatmap_figure", "replay_figure", "usage_figure",

@@ -17,12 +17,13 @@ import pandas as pd
 import streamlit as st
 
 import toolclear as tc
-from toolclear.corpus.sweeps import DEFAULT_LOSS_BUDGET, spread
-from toolclear.inspector import charts, exports, snippets
+from toolclear.corpus.sweeps import DEFAULT_LOSS_BUDGET
+from toolclear.inspector import charts, exports
 from toolclear.inspector.policy_views import compare_columns, knobs_for, policy_choices
 from toolclear.inspector.widgets import md, safe, store
-from toolclear.policies import preset_named, spec_for
+from toolclear.policies import preset_named, snippets, spec_for
 from toolclear.runs import lab
+from toolclear.runs.numbers import spread
 from toolclear.runs.report import usd
 
 __all__ = ["render_corpus_page"]

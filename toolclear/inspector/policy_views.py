@@ -19,15 +19,15 @@ import streamlit as st
 import toolclear as tc
 from toolclear import schema
 from toolclear.formats import written_as
-from toolclear.inspector import charts, exports, money, snippets
+from toolclear.inspector import charts, exports, money
 from toolclear.inspector.verdict_view import render_verdict, report_button
 from toolclear.inspector.widgets import md, safe, slider_pair, store
-from toolclear.policies import Knob, preset_named, registered
+from toolclear.policies import Knob, preset_named, registered, snippets
 from toolclear.policies._spec import default_knobs
 from toolclear.policies.eino_reduction import reduction_tokens
-from toolclear.policies.eino_sweep import grid_values, nice_ceil
 from toolclear.policies.langchain import langchain_tokens
 from toolclear.runs import lab, report
+from toolclear.runs.numbers import grid_values, nice_ceil
 
 __all__ = ["knobs_for", "policy_choices", "policy_help", "losses_of", "render_compare", "render_losses", "render_policy"]
 
@@ -328,7 +328,7 @@ def _why_nothing(kind: str, config: Any, t: tc.Transcript, counter: str) -> str:
 @st.cache_resource(max_entries=16, show_spinner="Sweeping…")
 def _sweep(key: tuple[Any, ...], _t: tc.Transcript, _config: Any, fx: str, xs: tuple[int, ...], fy: str,
            ys: tuple[int, ...], mode: str, counter: str, files: bool) -> Any:
-    from toolclear.policies.eino_sweep import Sweep
+    from toolclear.runs.eino_sweep import Sweep
 
     saved, changed, breaks, needed = [], [], [], []
     for y in ys:

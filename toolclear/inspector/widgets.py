@@ -71,7 +71,7 @@ def slider_range(top: int, value: int) -> tuple[int, int]:
     """A slider's end and step: the end sized to the conversation but never below the
     value in use (so the thumb always shows it), the step a round number about a
     hundredth of the range (one key press moves it by an amount a person would type)."""
-    from toolclear.policies.eino_sweep import nice_ceil
+    from toolclear.runs.numbers import nice_ceil
 
     end = max(int(top), 1)
     if value > end:

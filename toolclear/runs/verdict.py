@@ -29,9 +29,9 @@ COMPACTION_SPECS: tuple[str, ...] = ("claude-code-compact", "anthropic-compactio
 
 
 def _round(value: float) -> int:
-    from ..corpus.sweeps import _nice
+    from .numbers import nice
 
-    return max(1, _nice(value))
+    return max(1, nice(value))
 
 
 def scaled(messages: Sequence[Message], counter: str | None = None) -> list[str]:

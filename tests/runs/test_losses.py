@@ -1,0 +1,401 @@
+"""toolclear.losses: each rule of the definition, a naive implementation of it written
+straight from the issue's text (contexts rebuilt at every call), and its properties."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import toolclear as tc
+from toolclear.runs.losses import message_text, pieces, terms
+
+from ..conftest import CORPUS, hypothesis_examples
+
+# ------------------------------------------------------------------ the rules, one by one
+
+
+def test_terms_are_identifier_like_runs() -> None:
+    assert terms("see src/app/main.py:42 and foo_bar and getUserName") == {"src/app/main.py:42", "getUserName"}
+    assert terms("plainwords everywhere here") == set()  # no digit, _, /, ., : or camel hump
+    assert terms("short_1") == set()  # under 8
+    assert terms("x" * 201 + "_1") == set()  # a blob, not a term
+    assert terms("...config.yaml:") == {"config.yaml"}  # stripped of . / : - at both ends
+    assert terms("fmt.Errorf t.Parallel np.array os.path.join json.loads") == set()  # the language
+    assert terms("collections.OrderedDict") == set()  # a stdlib module heads it
+    assert terms("noqa:E501 nolint:errcheck type:ignore[attr]") == set()
+    assert terms("myrepo.Storer.RemoveReference") == {"myrepo.Storer.RemoveReference"}
+
+
+def naive_terms(text: str) -> set[str]:
+    """The issue's rule read literally, one character at a time (no regular expression
+    for the runs): what ``terms`` must equal on any text."""
+    run_chars = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:-")
+    language = set(sys.stdlib_module_names) | set(
+        "np pd plt tf torch t tb b fmt os io ioutil strings strconv errors bytes json filepath path sort sync "
+        "context http url exec regexp time testing math rand bufio log slog reflect runtime atomic".split())
+    runs, current = [], ""
+    for ch in text + " ":
+        if ch in run_chars:
+            current += ch
+        elif current:
+            runs.append(current)
+            current = ""
+    out = set()
+    for run in runs:
+        run = run.strip("./:-")
+        signal = any(c.isdigit() or c in "_/.:" for c in run) or any(
+            a.islower() and b.isupper() for a, b in zip(run, run[1:]))
+        if (8 <= len(run) <= 200 and signal
+                and not any(run.startswith(d) for d in ("nolint:", "noqa", "pylint:", "eslint-disable", "type:"))
+                and run.split(".")[0] not in language):
+            out.add(run)
+    return out
+
+
+@settings(max_examples=hypothesis_examples(400), deadline=None)
+@given(st.lists(st.sampled_from(["a", "Z", "b", "Q", "0", "7", "_", ".", "/", ":", "-", " ", "\n", "(", "é",
+                                 "os.", "np", "noqa", "type:", "fmt.Err", "getX", "Name", "abcdefgh", "x" * 199]),
+                max_size=60).map("".join))
+def test_terms_equal_the_rule_read_character_by_character(text: str) -> None:
+    assert terms(text) == naive_terms(text)
+
+
+def test_pieces_run_from_a_component_start_to_a_component_end() -> None:
+    assert pieces("repo.Storer.RemoveReference") == {
+        "repo.Storer.RemoveReference", "repo.Storer", "Storer.RemoveReference", "RemoveReference"}
+    assert pieces("a/b/c/ddddddddd.py") == {"a/b/c/ddddddddd.py", "b/c/ddddddddd.py", "c/ddddddddd.py",
+                                            "ddddddddd.py", "a/b/c/ddddddddd", "b/c/ddddddddd", "c/ddddddddd",
+                                            "ddddddddd"}
+
+
+def test_message_text_takes_tool_call_argument_values_not_keys() -> None:
+    m = tc.Message(role="assistant", content="reading", tool_calls=(
+        tc.ToolCall(id="1", name="read", arguments=json.dumps({"file_path": "src/x_y.py", "n": [1, "b_c_d_e_f"]})),
+        tc.ToolCall(id="2", name="sh", arguments="not json at all_1"),
+    ))
+    text = message_text(m)
+    assert "src/x_y.py" in text and "b_c_d_e_f" in text and "not json at all_1" in text
+    assert "file_path" not in text
+    assert message_text(tc.Message(role="user", content="u", tool_calls=())) == "u"
+
+
+# ------------------------------------------------------------------ the naive reference
+
+
+def naive(result: tc.Result, original: list[tc.Message]) -> tuple[set[tuple[int, int, tuple[str, ...]]], set[int]]:
+    """The definition as written: at every call, rebuild both contexts from scratch."""
+    changed_by: dict[int, int] = {}
+    refs = set()
+    for k, step in enumerate(result.steps):
+        for i in step.changed_indices:
+            changed_by.setdefault(i, k)
+        c = step.call_index
+        if c >= len(original) or original[c].role != "assistant":
+            continue
+        changed = {i for i, at in changed_by.items() if at <= k}
+        unreduced = set().union(*(pieces(message_text(m)) for m in original[:c])) if c else set()
+        reduced = set().union(*(pieces(message_text(result.messages[i] if i in changed else original[i]))
+                                for i in range(c))) if c else set()
+        lost = {t for t in terms(message_text(original[c])) if t in unreduced and t not in reduced}
+        charged: dict[int, list[str]] = {}
+        reply = lines(message_text(original[c]))
+        for t in lost:  # to the holder the reply shares the longest run of lines with, the latest on a tie
+            held = [i for i in range(c) if t in pieces(message_text(original[i]))][-4:]  # the latest 4
+            best = held[-1] if len(reply) < 3 else max(
+                reversed(held), key=lambda i: longest_run(reply, set(lines(message_text(original[i])))))
+            charged.setdefault(best, []).append(t)
+        for i, mine in charged.items():
+            refs.add((c, i, tuple(sorted(mine))))
+    refs |= naive_refetches(result, original)
+    return refs, {i for _, i, _ in refs}
+
+
+def lines(text: str) -> list[str]:
+    return [x.strip() for x in text.splitlines() if len(x.strip()) >= 8]
+
+
+def longest_run(reply: list[str], held: set[str]) -> int:
+    best = 0
+    for a in range(len(reply)):
+        b = a
+        while b < len(reply) and reply[b] in held:
+            b += 1
+        best = max(best, b - a)
+    return best
+
+
+def path_of(arguments: str) -> str:
+    try:
+        args = json.loads(arguments)
+    except ValueError:
+        return ""
+    for key in ("file_path", "path", "filename", "file", "absolute_path", "target_file"):
+        if isinstance(args, dict) and isinstance(args.get(key), str) and args[key]:
+            return args[key]
+    return ""
+
+
+def changes(call: tc.ToolCall) -> str | None:
+    """The file a call writes ("" for any: a shell command or a write naming no file)."""
+    low = call.name.lower()
+    if any(w in low for w in ("write", "edit", "replace", "create", "patch", "insert", "delete", "move", "rename")):
+        return path_of(call.arguments)
+    if any(w in low for w in ("bash", "shell", "exec", "run", "command", "terminal")):
+        return ""
+    return None
+
+
+def naive_refetches(result: tc.Result, original: list[tc.Message]) -> set[tuple[int, int, tuple[str, ...]]]:
+    """A re-fetch, as written: a call whose tool and arguments (or, for a read, file) are
+    those of the latest earlier result with them, made while that result was changed,
+    with nothing between them that changed what it fetches (a write to that file; for a
+    repeated call, a command or a write naming no file)."""
+    def keys(call: tc.ToolCall) -> set[tuple[str, str]]:
+        if any(w in call.name.lower() for w in ("read", "view", "open", "cat", "get_file")) and path_of(call.arguments):
+            return {("<file>", path_of(call.arguments))}
+        return {(call.name, " ".join(call.arguments.split()))}
+
+    calls = {c.id: c for m in original if m.role == "assistant" for c in m.tool_calls if c.id}
+    refs, charged = set(), set()
+    for k, m in enumerate(original):
+        if m.role != "assistant":
+            continue
+        for call in m.tool_calls:
+            for key in keys(call):
+                earlier = [i for i in range(k) if original[i].role == "tool" and original[i].tool_call_id in calls
+                           and key in keys(calls[original[i].tool_call_id])]
+                if not earlier:
+                    continue
+                i = earlier[-1]
+                between = [x for j in range(i + 1, k) if original[j].role == "assistant"
+                           for x in original[j].tool_calls]
+                if key[0] == "<file>" and any(changes(x) == key[1] for x in between):
+                    continue  # the file was written since: reading it again reads new content
+                if key[0] != "<file>" and any(changes(x) == "" for x in between):
+                    continue  # a command since may have changed what the call returns
+                at = result.cleared_at[i]
+                if at is not None and at <= k and i not in charged:
+                    charged.add(i)
+                    refs.add((k, i, ("(fetched again)",)))
+    return refs
+
+
+REAL = [CORPUS / "claude_code" / n for n in (
+    "entire-cli_cc-2.1.4_task-skill-askuser_d3-7d736cbc10.jsonl",
+    "entire-cli_cc-2.0.76_background-tasks_f8-10e13fce67.jsonl",
+    "entire-cli_cc-2.1.36_progress-events_91-b42542f24f.jsonl")] + [
+    CORPUS / "swe_agent" / "swe-agent_gpt4_pydicom-1458.traj",
+    CORPUS / "openai_chat" / "mini-swe-agent_deepseek-chat_marshmallow-1343.traj.json"]
+POLICIES = [tc.ClearToolResultConfig(5_000, 10_000), tc.ObservationMaskingConfig.swe_agent(n=3),
+            tc.AnthropicClearToolUsesConfig(trigger_input_tokens=10_000, keep_tool_uses=2),
+            tc.LangChainClearToolUsesConfig(trigger=8_000, keep=2)]
+
+
+@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name[:40])
+def test_losses_equal_the_definition_rebuilt_at_every_call(path) -> None:
+    t = tc.load_all(path)[0]
+    found = 0
+    for config in POLICIES:
+        r = tc.replay(t.messages, config)
+        lost = tc.losses(r)
+        refs, needed = naive(r, list(t.messages))
+        assert {(x.call_index, x.message_index, x.terms) for x in lost.references} == refs
+        assert set(lost.needed) == needed and list(lost.needed) == sorted(lost.needed)
+        counts = r.token_counts_original or r.token_counts
+        assert lost.refetch_tokens == sum(counts[i] for i in needed)
+        found += len(needed)
+    if path.parent.name == "claude_code":
+        assert found > 0  # these runs do lose something under these policies
+
+
+def test_cost_prices_the_refetch_as_uncached_input() -> None:
+    t = tc.load_all(REAL[0])[0]
+    r = tc.replay(t.messages, tc.ClearToolResultConfig(5_000, 10_000))
+    c = tc.cost(r, "claude-sonnet-4-5")
+    assert c.refetch_tokens == tc.losses(r).refetch_tokens > 0
+    assert c.refetch_dollars == pytest.approx(c.refetch_tokens * c.scale * 3.0 / 1e6)
+    assert c.net_dollars_saved == pytest.approx(c.dollars_saved - c.refetch_dollars)
+    table = tc.compare(t.messages, [r.config], pricing="claude-sonnet-4-5").table
+    assert int(table["needed_results"].iloc[0]) == len(tc.losses(r).needed)
+    assert table["net_dollars_saved"].iloc[0] == pytest.approx(round(c.net_dollars_saved, 6))
+
+
+# ------------------------------------------------------------------ properties
+
+WORDS = ["src/app/main_1.py", "repo.Storer.RemoveReference", "getUserName", "build_42", "plain", "words",
+         "config.yaml:12", "a_b_c_d_e"]
+
+
+@st.composite
+def runs(draw):
+    msgs = [tc.Message(role="system", content=" ".join(draw(st.lists(st.sampled_from(WORDS), max_size=3))))]
+    for k in range(draw(st.integers(1, 8))):
+        words = draw(st.lists(st.sampled_from(WORDS), max_size=4))
+        msgs.append(tc.Message(role="user", content=" ".join(draw(st.lists(st.sampled_from(WORDS), max_size=2)))))
+        msgs.append(tc.Message(role="assistant", content=" ".join(words), tool_calls=(
+            tc.ToolCall(id=f"c{k}", name="read", arguments=json.dumps({"p": draw(st.sampled_from(WORDS))})),)))
+        msgs.append(tc.Message(role="tool", tool_call_id=f"c{k}", tool_name="read",
+                               content=" ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4)))))
+    msgs.append(tc.Message(role="assistant", content=" ".join(draw(st.lists(st.sampled_from(WORDS), max_size=4)))))
+    return msgs
+
+
+@settings(max_examples=hypothesis_examples(60), deadline=None)
+@given(runs(), st.integers(0, 3))
+def test_a_policy_that_changes_nothing_loses_nothing(msgs, keep) -> None:
+    r = tc.replay(msgs, tc.ClearToolResultConfig(10**9, 10**9))
+    assert not r.cleared_indices and tc.losses(r).references == ()
+
+
+@settings(max_examples=hypothesis_examples(60), deadline=None)
+@given(runs(), st.integers(0, 4), st.integers(0, 4))
+def test_clearing_more_never_loses_fewer_terms(msgs, a, b) -> None:
+    """With a placeholder holding no term, keeping fewer results (a superset cleared at
+    each call) never loses fewer terms at any call."""
+    few, many = max(a, b), min(a, b)
+    lost = {}
+    for keep in (few, many):
+        r = tc.replay(msgs, tc.ObservationMaskingConfig.swe_agent(n=max(keep, 1)))
+        by_call: dict[int, set[str]] = {}
+        for ref in tc.losses(r).references:
+            by_call.setdefault(ref.call_index, set()).update(ref.terms)
+        lost[keep] = by_call
+    for call, words in lost[few].items():
+        assert words <= lost[many].get(call, set())
+
+
+@settings(max_examples=hypothesis_examples(60), deadline=None)
+@given(runs())
+def test_terms_only_in_the_system_prompt_or_user_turns_are_never_lost(msgs) -> None:
+    r = tc.replay(msgs, tc.ObservationMaskingConfig.swe_agent(n=1))
+    for ref in tc.losses(r).references:  # what the context held in a system or user turn at that call
+        kept = set().union(*(pieces(m.content) for m in msgs[:ref.call_index] if m.role in ("system", "user")))
+        assert not set(ref.terms) & kept
+
+
+def test_the_language_list_is_the_issues() -> None:
+    assert "json" in sys.stdlib_module_names
+    assert terms("slog.Info_1 atomic.AddInt64 runtime.GOMAXPROCS") == set()
+    assert re.fullmatch(r"[\w./:-]+", "a.b")
+
+
+def test_the_sweep_has_a_loss_grid_beside_the_savings() -> None:
+    from toolclear.runs import eino_sweep as sweep
+
+    t = tc.load_all(REAL[0])[0]
+    sw = sweep.sweep(t.messages, tc.ClearToolResultConfig(), [0, 5_000], [5_000, 20_000], mode="replay")
+    for i, th in enumerate(sw.thresholds):
+        for j, keep in enumerate(sw.keeps):
+            r = tc.replay(t.messages, tc.ClearToolResultConfig(th, keep))
+            assert sw.needed[i][j] == len(tc.losses(r).needed)
+    assert any(v for row in sw.needed for v in row)
+
+
+def _run_of(*steps: tuple[str, str, str]) -> list[tc.Message]:
+    """A run of (tool, arguments, result) calls, one per reply."""
+    msgs = [tc.Message("user", "go")]
+    for k, (tool, args, out) in enumerate(steps):
+        msgs += [tc.Message("assistant", "", tool_calls=(tc.ToolCall(f"c{k}", tool, args),)),
+                 tc.Message("tool", out, tool_call_id=f"c{k}")]
+    return msgs + [tc.Message("assistant", "done")]
+
+
+def test_reading_a_file_again_after_writing_it_is_not_a_refetch() -> None:
+    read = ("Read", '{"file_path": "/src/a.py"}', "def a():\n    return 1\n" * 40)
+    msgs = _run_of(read, ("Edit", '{"file_path": "/src/a.py", "old_string": "1", "new_string": "2"}', "ok"),
+                   ("Grep", '{"pattern": "x"}', "none " * 200), read)
+    r = tc.replay(msgs, tc.parse_policy("eino:threshold=1,keep_recent_tokens=1"))
+    assert r.cleared_at[2] is not None and r.cleared_at[2] <= 7
+    assert not [x for x in tc.losses(r).references if x.terms == ("(fetched again)",)]
+    same = _run_of(read, ("Grep", '{"pattern": "x"}', "none " * 200), ("Grep", '{"pattern": "y"}', "none " * 200),
+                   read)
+    r2 = tc.replay(same, tc.parse_policy("eino:threshold=1,keep_recent_tokens=1"))
+    assert [(x.call_index, x.message_index) for x in tc.losses(r2).references if x.terms == ("(fetched again)",)] \
+        == [(7, 2)]
+
+
+def test_a_repeated_command_after_another_command_is_not_a_refetch() -> None:
+    status = ("Bash", '{"command": "git status"}', "On branch main\n" + "modified: x\n" * 60)
+    clear = tc.parse_policy("eino:threshold=1,keep_recent_tokens=1")
+    msgs = _run_of(status, ("Bash", '{"command": "git commit -am x"}', "1 file changed " * 20), status)
+    r = tc.replay(msgs, clear)
+    assert r.cleared_at[2] is not None and r.cleared_at[2] <= 5
+    assert not [x for x in tc.losses(r).references if x.terms == ("(fetched again)",)]
+    msgs = _run_of(status, ("Grep", '{"pattern": "y"}', "none " * 20), status)
+    r = tc.replay(msgs, clear)
+    assert [x.message_index for x in tc.losses(r).references if x.terms == ("(fetched again)",)] == [2]
+
+
+def test_a_term_is_charged_to_the_result_the_reply_copied_from() -> None:
+    """The reply's Edit copies lines of the file it read (message 2), not of the diff that
+    quoted one of its lines later (message 4): the lost term goes to the file, although
+    the diff is the latest holder."""
+    body = "\n".join(f"    handleSessionState(ctx, value_{n})" for n in range(12))
+    diff = "@@ -1,3 +1,3 @@\n-    handleSessionState(ctx, value_3)\n+    handleSessionState(ctx, other)\n"
+    msgs = [tc.Message("user", "fix it"),
+            tc.Message("assistant", "", tool_calls=(tc.ToolCall("a", "Read", '{"file_path": "/s.go"}'),)),
+            tc.Message("tool", "func run() {\n" + body + "\n}", tool_call_id="a"),
+            tc.Message("assistant", "", tool_calls=(tc.ToolCall("b", "Bash", '{"command": "gh api pulls/1/comments"}'),)),
+            tc.Message("tool", diff, tool_call_id="b"),
+            tc.Message("assistant", "", tool_calls=(tc.ToolCall("c", "Edit", json.dumps(
+                {"file_path": "/s.go", "old_string": "\n".join(body.splitlines()[2:6]), "new_string": "x"})),)),
+            tc.Message("tool", "ok", tool_call_id="c"), tc.Message("assistant", "done")]
+    r = tc.replay(msgs, tc.parse_policy("anthropic:trigger=1,keep=0"))  # both results cleared by the Edit
+    assert r.cleared_at[2] is not None and r.cleared_at[4] is not None and r.cleared_at[4] <= 5
+    lost = tc.losses(r)
+    charged = {x.message_index for x in lost.references if "handleSessionState" in x.terms}
+    assert charged == {2} and all(x.kind == "tool" for x in lost.references)
+
+
+def test_the_report_says_what_kind_of_message_a_loss_charges() -> None:
+    """OpenHands' masking also clears the agent's own messages: a needed one is said to be
+    an assistant message, not counted among the tool results."""
+    t = tc.load(REAL[2])
+    r = tc.replay(t.messages, tc.parse_policy("openhands:keep_last=3"))
+    lost = tc.losses(r)
+    kinds = lost.needed_kinds()
+    assert sum(kinds.values()) == len(lost.needed)
+    for ref in lost.references:
+        assert ref.kind == t.messages[ref.message_index].role
+    if len(kinds) > 1:
+        assert "assistant message(s)" in lost.needed_text() or "user message(s)" in lost.needed_text()
+    m = tc.Message
+    msgs = [m("user", "go"), m("assistant", "I will edit src/module_name.py next", tool_calls=(
+        tc.ToolCall("a", "Read", '{"file_path": "/x"}'),)), m("tool", "data " * 50, tool_call_id="a")]
+    for k in range(6):
+        msgs += [m("assistant", "", tool_calls=(tc.ToolCall(f"b{k}", "Grep", f'{{"pattern": "p{k}"}}'),)),
+                 m("tool", "none", tool_call_id=f"b{k}")]
+    msgs.append(m("assistant", "Now editing src/module_name.py as planned"))
+    lost = tc.losses(tc.replay(msgs, tc.parse_policy("openhands:keep_last=2")))
+    assert lost.needed_kinds().get("assistant", 0) >= 1
+    assert "assistant message(s)" in lost.needed_text()
+
+
+def test_a_log_without_the_agents_text_says_losses_cannot_be_judged() -> None:
+    """Replies captured without their text (an OpenTelemetry trace without content
+    capture, a redacted export): "nothing needed" would be no finding."""
+    import io
+
+    from toolclear.cli import main
+
+    t = tc.load(REAL[2])
+    blank = [tc.Message(m.role, "" if m.role == "assistant" else m.content, (), m.tool_call_id, m.tool_name)
+             for m in t.messages]
+    r = tc.replay(blank, tc.parse_policy("eino:threshold=2000,keep=1000"))
+    lost = tc.losses(r)
+    assert r.changed_indices and not lost.judged and lost.needed == ()
+    assert "cannot be judged" in lost.needed_text()
+    assert tc.losses(tc.replay(t.messages, tc.parse_policy("eino:threshold=2000,keep=1000"))).judged
+    path = Path(tempfile.mkdtemp()) / "blank.jsonl"
+    path.write_text("".join(json.dumps(m.to_dict()) + "\n" for m in blank))
+    err = io.StringIO()
+    assert main(["reduce", str(path), "--policy", "eino:threshold=2000,keep=1000", "--replay", "-o",
+                 str(path.with_name("out.jsonl"))], stdout=io.BytesIO(), stderr=err) == 0
+    assert "losses cannot be judged" in err.getvalue()

@@ -1,0 +1,96 @@
+"""The layers of docs/architecture.md, held: each part of toolclear imports only the
+parts below it, but for the few couplings the document names (each a lazy import)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "toolclear"
+
+FLOOR = {"errors", "limits", "model", "schema", "counters", "result", "_gc", "_kept", "_files"}
+LAYERS = [FLOOR, {"policies"}, {"cost"}, {"formats"}, {"runs"}, {"corpus"}, {"inspector", "cli", "integrations"}]
+"""Lowest first: a part may import its own layer's floor modules and anything lower."""
+
+ALLOWED_UP = {
+    ("toolclear.policies", "toolclear.cost.logfacts"),  # the log's facts (compactions, usage) stand on the data alone
+    ("toolclear.policies", "toolclear.cost.windows"),  # and so do the models' context windows
+    ("toolclear.cost.billing", "toolclear.runs.losses"),  # Cost.losses: the net saving weighs what was lost
+}
+"""(importer prefix, imported module) pairs allowed to reach up a layer."""
+
+
+def layer_of(module: str) -> int:
+    part = module.split(".")[1] if "." in module else ""
+    for n, layer in enumerate(LAYERS):
+        if part in layer:
+            return n
+    return len(LAYERS)  # toolclear itself, __main__: the top
+
+
+def _runtime_imports(path: Path, module: str) -> set[str]:
+    """The toolclear modules ``path`` imports when it runs (not under TYPE_CHECKING)."""
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    tree = ast.parse(path.read_text())
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped.update(id(n) for n in ast.walk(node))
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([base] if base else []))
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                rel = Path(*full.split("."))
+                is_module = (ROOT / rel.with_suffix(".py")).is_file() or (ROOT / rel / "__init__.py").is_file()
+                found.add(full if is_module else base)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return {m for m in found if m.startswith("toolclear.")}
+
+
+def _modules() -> list[tuple[Path, str]]:
+    out = []
+    for path in sorted(PKG.rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out.append((path, module))
+    return out
+
+
+def test_every_part_imports_only_the_parts_below_it() -> None:
+    offenders = []
+    for path, module in _modules():
+        mine = layer_of(module)
+        for used in _runtime_imports(path, module):
+            if layer_of(used) <= mine or any(module.startswith(a) and used == b for a, b in ALLOWED_UP):
+                continue
+            offenders.append(f"{module} imports {used}")
+    assert not offenders, offenders
+
+
+def test_the_top_level_tells_the_architecture_in_a_dozen_lines() -> None:
+    """The packages are the parts; the modules beside them are the floor (and the entry
+    points): a newcomer reads the layout from ``ls toolclear/``."""
+    modules = {p.stem for p in PKG.glob("*.py")} - {"__init__", "__main__"}
+    packages = {p.name for p in PKG.iterdir() if (p / "__init__.py").is_file()}
+    assert modules <= FLOOR | {"cli"}, modules - FLOOR
+    assert packages == {"policies", "cost", "formats", "runs", "corpus", "inspector", "integrations"} | (
+        {"cli"} if "cli" not in modules else set())
+    public = [m for m in modules if not m.startswith("_")]
+    assert len(public) + len(packages) <= 14
+
+
+def test_the_architecture_document_names_every_part() -> None:
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    for part in ("policies/", "cost/", "formats/", "runs/", "corpus/", "inspector/", "integrations/", "cli"):
+        assert part in doc, part
+    for a, b in ALLOWED_UP:
+        assert b in doc, b  # every coupling that reaches up is written down

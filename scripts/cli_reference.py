@@ -59,7 +59,7 @@ Generated from each command's `--help` by `scripts/cli_reference.py`.
 
 
 def reference() -> str:
-    from toolclear.cli import _parser
+    from toolclear.cli.parser import _parser
 
     before = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = "100"  # argparse wraps to the terminal: one width for everyone

@@ -92,5 +92,5 @@ def test_the_architecture_document_names_every_part() -> None:
     doc = (ROOT / "docs" / "architecture.md").read_text()
     for part in ("policies/", "cost/", "formats/", "runs/", "corpus/", "inspector/", "integrations/", "cli"):
         assert part in doc, part
-    for a, b in ALLOWED_UP:
+    for _, b in ALLOWED_UP:
         assert b in doc, b  # every coupling that reaches up is written down

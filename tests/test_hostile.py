@@ -270,7 +270,7 @@ def test_interrupt_leaves_no_temp_file_and_says_what_happened(src, tmp_path, mon
     def interrupted(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli.os, "replace", interrupted)
+    monkeypatch.setattr(os, "replace", interrupted)
     code, err = _run(["reduce", str(src), "-o", str(out)])
     assert code == 130 and "nothing was written" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.json"]
@@ -287,7 +287,7 @@ def test_interrupt_after_the_output_is_in_place_says_so(src, tmp_path, monkeypat
             raise KeyboardInterrupt
         real(a, b)
 
-    monkeypatch.setattr(cli.os, "replace", second_interrupted)
+    monkeypatch.setattr(os, "replace", second_interrupted)
     code, err = _run(["reduce", str(src), "-o", str(out), "--report", str(report)])
     assert code == 130 and f"wrote {out}" in err and out.exists() and not report.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.json", "out.json"]

@@ -258,7 +258,8 @@ def test_the_cli_does_not_import_the_app() -> None:
     """The CLI may draw with the inspector's Streamlit-free parts (charts, the HTML
     report), never with a module that imports Streamlit, nor with what those import."""
     seen: set[str] = set()
-    todo = [("toolclear.cli", "toolclear"), ("toolclear.corpus.advice", "toolclear.corpus")]
+    cli = [(f"toolclear.cli.{p.stem}", "toolclear.cli") for p in (ROOT / "toolclear" / "cli").glob("*.py")]
+    todo = [*cli, ("toolclear.corpus.advice", "toolclear.corpus")]
     while todo:
         module, package = todo.pop()
         if module in seen:

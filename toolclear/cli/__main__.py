@@ -1,0 +1,5 @@
+"""``python -m toolclear.cli``."""
+
+from . import main_entry
+
+main_entry()

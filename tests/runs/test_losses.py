@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolclear as tc
-from toolclear.runs.losses import message_text, pieces, terms
+from toolclear.runs.losses import _GO_STD, derived_from, message_text, pieces, terms
 
 from ..conftest import CORPUS, hypothesis_examples
 
@@ -47,21 +47,37 @@ def naive_terms(text: str) -> set[str]:
         elif current:
             runs.append(current)
             current = ""
+    def plain_term(run: str) -> bool:
+        signal = any(c.isdigit() or c in "_/.:" for c in run) or any(
+            a.islower() and b.isupper() for a, b in zip(run, run[1:]))
+        return (8 <= len(run) <= 200 and signal
+                and not any(run.startswith(d) for d in ("nolint:", "noqa", "pylint:", "eslint-disable", "type:"))
+                and run.split(".")[0] not in language)
+
+    def media_type(run: str) -> bool:
+        kind, slash, sub = run.partition("/")
+        return bool(slash and sub) and kind in ("text", "application", "image", "audio", "video", "multipart",
+                                                 "font", "message") and all(
+            c.islower() or c.isdigit() or c in ".+-" for c in sub)
+
     out = set()
     for run in runs:
         run = run.strip("./:-")
-        signal = any(c.isdigit() or c in "_/.:" for c in run) or any(
-            a.islower() and b.isupper() for a, b in zip(run, run[1:]))
-        if (8 <= len(run) <= 200 and signal
-                and not any(run.startswith(d) for d in ("nolint:", "noqa", "pylint:", "eslint-disable", "type:"))
-                and run.split(".")[0] not in language):
+        if not plain_term(run) or run.split(".")[0] in _GO_STD or media_type(run):
+            continue
+        for prefix in ("refs/remotes/origin/", "refs/remotes/", "refs/heads/", "refs/tags/", "origin/", "upstream/"):
+            if run.startswith(prefix) and len(run) > len(prefix):
+                run = run[len(prefix):]  # git's prefix: the branch is the term, if it is one
+                break
+        if plain_term(run) and run.split(".")[0] not in _GO_STD and not media_type(run):
             out.add(run)
     return out
 
 
 @settings(max_examples=hypothesis_examples(400), deadline=None)
 @given(st.lists(st.sampled_from(["a", "Z", "b", "Q", "0", "7", "_", ".", "/", ":", "-", " ", "\n", "(", "é",
-                                 "os.", "np", "noqa", "type:", "fmt.Err", "getX", "Name", "abcdefgh", "x" * 199]),
+                                 "os.", "np", "noqa", "type:", "fmt.Err", "getX", "Name", "abcdefgh", "x" * 199,
+                                 "encoding/json", "text/html", "origin/", "refs/heads/", "feat_12"]),
                 max_size=60).map("".join))
 def test_terms_equal_the_rule_read_character_by_character(text: str) -> None:
     assert terms(text) == naive_terms(text)
@@ -103,7 +119,8 @@ def naive(result: tc.Result, original: list[tc.Message]) -> tuple[set[tuple[int,
         unreduced = set().union(*(pieces(message_text(m)) for m in original[:c])) if c else set()
         reduced = set().union(*(pieces(message_text(result.messages[i] if i in changed else original[i]))
                                 for i in range(c))) if c else set()
-        lost = {t for t in terms(message_text(original[c])) if t in unreduced and t not in reduced}
+        lost = {t for t in terms(message_text(original[c])) if t in unreduced and t not in reduced
+                and derived_from(t) not in reduced}  # a test's name from a file in sight is not lost
         charged: dict[int, list[str]] = {}
         reply = lines(message_text(original[c]))
         for t in lost:  # to the holder the reply shares the longest run of lines with, the latest on a tie
@@ -399,3 +416,56 @@ def test_a_log_without_the_agents_text_says_losses_cannot_be_judged() -> None:
     assert main(["reduce", str(path), "--policy", "eino:threshold=2000,keep=1000", "--replay", "-o",
                  str(path.with_name("out.jsonl"))], stdout=io.BytesIO(), stderr=err) == 0
     assert "losses cannot be judged" in err.getvalue()
+
+
+# ------------------------------------------------------------------ the rules of issue 42, from its real cases
+
+
+def _run(*steps: tuple[str, dict, str]) -> list[tc.Message]:
+    """A user turn, then for each (tool, arguments, result) a call and its result."""
+    msgs = [tc.Message("user", "fix the explain command")]
+    for k, (tool, args, out) in enumerate(steps):
+        msgs += [tc.Message("assistant", "", tool_calls=(tc.ToolCall(f"c{k}", tool, json.dumps(args)),)),
+                 tc.Message("tool", out, tool_call_id=f"c{k}", tool_name=tool)]
+    return msgs
+
+
+def _lost_terms(msgs: list[tc.Message]) -> set[str]:
+    r = tc.replay(msgs, tc.ClearToolResultConfig(0, 0))  # every result cleared before the next call
+    return {t for ref in tc.losses(r).references for t in ref.terms}
+
+
+def test_standard_library_paths_media_types_and_git_prefixes_are_conventions() -> None:
+    assert terms("import encoding/json and net/http.Client") == set()
+    assert terms('print("Content-Type: text/html") application/json') == set()
+    assert terms("git push origin/main") == set()
+    assert terms("git push origin/feat_123_x") == {"feat_123_x"}  # the branch, which a kept call may name
+    msgs = _run(("Read", {"file_path": "cgi/show.py"}, 'print("Content-Type: text/html")\nimport encoding/json'),
+                ("Bash", {"command": "git status"}, "clean"),
+                ("Edit", {"file_path": "cgi/show.py", "new_string": 'print("Content-Type: text/html")'}, "ok"))
+    assert _lost_terms(msgs) == set()
+
+
+def test_a_line_a_call_opens_that_only_a_cleared_search_held_is_lost() -> None:
+    msgs = _run(("Grep", {"pattern": "func explain"}, "cmd/entire/cli/explain.go:774:func explainCommit() {"),
+                ("Bash", {"command": "git status"}, "clean"),
+                ("Read", {"file_path": "/repo/cmd/entire/cli/explain.go", "offset": 774, "limit": 40}, "..."))
+    assert "explain.go:774" in _lost_terms(msgs)
+    # the same Read with the search result in sight loses nothing
+    kept = tc.replay(msgs, tc.ClearToolResultConfig(10**6, 10**6))
+    assert not tc.losses(kept).references
+
+
+def test_a_test_file_named_from_a_file_in_sight_is_not_lost() -> None:
+    assert derived_from("cmd/cli/explain_test.go") == "cmd/cli/explain.go"
+    assert derived_from("tests/test_cli_main.py") == "tests/cli_main.py"
+    assert derived_from("src/app_view.spec.ts") == "src/app_view.ts"
+    assert derived_from("FooBarTest.java") == "FooBar.java" and derived_from("explain.go") == ""
+    listing = "cmd/cli/explain.go\ncmd/cli/explain_test.go"
+    msgs = [tc.Message("user", "add a test for cmd/cli/explain.go")] + _run(
+        ("Bash", {"command": "ls cmd/cli"}, listing), ("Bash", {"command": "git status"}, "clean"),
+        ("Write", {"file_path": "cmd/cli/explain_test.go", "content": "package cli"}, "ok"))[1:]
+    assert "cmd/cli/explain_test.go" not in _lost_terms(msgs)  # explain.go is in the user's own words
+    hidden = _run(("Bash", {"command": "ls cmd/cli"}, listing), ("Bash", {"command": "git status"}, "clean"),
+                  ("Write", {"file_path": "cmd/cli/explain_test.go", "content": "package cli"}, "ok"))
+    assert "cmd/cli/explain_test.go" in _lost_terms(hidden)  # only the cleared listing showed either

@@ -42,6 +42,19 @@ _LANGUAGE = frozenset(sys.stdlib_module_names) | frozenset(
     "np pd plt tf torch t tb b fmt os io ioutil strings strconv errors bytes json filepath path sort sync context "
     "http url exec regexp time testing math rand bufio log slog reflect runtime atomic".split())
 MIN_LEN, MAX_LEN = 8, 200
+_GO_STD = frozenset(
+    "archive/tar archive/zip bufio/scanner compress/gzip compress/zlib container/heap container/list crypto/aes "
+    "crypto/hmac crypto/md5 crypto/rand crypto/rsa crypto/sha1 crypto/sha256 crypto/sha512 crypto/tls crypto/x509 "
+    "database/sql encoding/base64 encoding/binary encoding/csv encoding/hex encoding/json encoding/pem encoding/xml "
+    "go/ast go/format go/parser go/token hash/crc32 hash/fnv html/template io/fs io/ioutil log/slog math/big "
+    "math/bits math/rand mime/multipart net/http net/http/httptest net/http/httputil net/mail net/netip net/url "
+    "os/exec os/signal os/user path/filepath regexp/syntax runtime/debug runtime/pprof sort/slices sync/atomic "
+    "testing/fstest testing/quick text/tabwriter text/template unicode/utf16 unicode/utf8".split())
+"""Go's standard-library import paths: a reply writes them from the language, not from a result."""
+_MIME = re.compile(r"(?:text|application|image|audio|video|multipart|font|message)/[a-z0-9.+-]+")
+"""A media type (``text/html``, ``application/json``): a convention, not something a result told."""
+_VCS_PREFIXES = ("refs/remotes/origin/", "refs/remotes/", "refs/heads/", "refs/tags/", "origin/", "upstream/")
+"""Git's own prefixes: ``origin/`` + a branch is the branch, which must be a term on its own."""
 
 
 def terms(text: str) -> set[str]:
@@ -49,23 +62,61 @@ def terms(text: str) -> set[str]:
     trailing ``. / : -``, 8 to 200 characters long, holding a digit, ``_``, ``/``, ``.``,
     ``:`` or a lowercase letter followed by an uppercase one; not a lint directive, and
     not headed (before the first ``.``) by a standard-library module or a language's
-    everyday package name (``fmt.Errorf``, ``np.array``)."""
+    everyday package name (``fmt.Errorf``, ``np.array``), and not a convention
+    (``_conventional``: ``encoding/json``, ``text/html``, ``origin/main``)."""
     out = set()
     for run in _RUN.findall(text):
         if run[0] in _EDGE or run[-1] in _EDGE:
             run = run.strip(_EDGE)
-            if len(run) < MIN_LEN:
-                continue
-        if len(run) > MAX_LEN:
+        if not _plain(run) or _conventional(run):
             continue
-        # letters and hyphens only: a term only with a lowercase letter before an uppercase
-        # one (a word in lower case or capitalised has none; checked without a search)
-        if run.replace("-", "").isalpha() and (run[1:].islower() or run.isupper() or _CAMEL.search(run) is None):
-            continue
-        if run.startswith(_LINT) or run.partition(".")[0] in _LANGUAGE:
-            continue
-        out.add(run)
+        rest = _without_vcs_prefix(run)
+        if rest is not run and (not _plain(rest) or _conventional(rest)):
+            continue  # ``origin/main``: git's prefix before what is no term by itself
+        out.add(rest)
     return out
+
+
+def _plain(run: str) -> bool:
+    """A stripped run is a term by its characters: 8 to 200 long, with a digit, ``_ / . :``
+    or a camel hump; not a lint directive nor headed by a language's own module."""
+    if not MIN_LEN <= len(run) <= MAX_LEN:
+        return False
+    # letters and hyphens only: a term only with a lowercase letter before an uppercase
+    # one (a word in lower case or capitalised has none; checked without a search)
+    if run.replace("-", "").isalpha() and (run[1:].islower() or run.isupper() or _CAMEL.search(run) is None):
+        return False
+    return not (run.startswith(_LINT) or run.partition(".")[0] in _LANGUAGE)
+
+
+def _conventional(run: str) -> bool:
+    """A name a language or a protocol gives, not one a result told: a standard library's
+    import path (``encoding/json``) or a media type (``text/html``)."""
+    return run.partition(".")[0] in _GO_STD or _MIME.fullmatch(run) is not None
+
+
+def _without_vcs_prefix(run: str) -> str:
+    """``origin/feat_12`` is the branch ``feat_12``: the term a kept message may hold."""
+    for prefix in _VCS_PREFIXES:
+        if run.startswith(prefix) and len(run) > len(prefix):
+            return run[len(prefix):]
+    return run
+
+
+_TEST_NAME = re.compile(r"^(?P<dir>.*?/)?(?:test_(?P<a>[^/]+)|(?P<b>[^/]+?)(?:_test|\.test|\.spec|Test|Tests))"
+                        r"(?P<ext>\.[A-Za-z0-9]+)$")
+
+
+def derived_from(term: str) -> str:
+    """The name ``term`` is formed from by a language's naming rule for tests
+    (``explain_test.go`` from ``explain.go``, ``test_cli.py`` from ``cli.py``,
+    ``app.spec.ts`` from ``app.ts``, ``FooTest.java`` from ``Foo.java``), or "": an agent
+    that sees the one writes the other without being told."""
+    m = _TEST_NAME.match(term)
+    if m is None:
+        return ""
+    base = f"{m.group('dir') or ''}{m.group('a') or m.group('b')}{m.group('ext')}"
+    return base if len(base) >= MIN_LEN and base != term else ""
 
 
 def _term_pieces(term: str, out: set[str]) -> None:
@@ -142,7 +193,31 @@ def message_text(m: Message) -> str:
                 parts.append(call.arguments)
                 continue
             parts.extend(_strings(parsed))
+            at = _line_of(parsed)
+            if at:
+                parts.append(at)
     return "\n".join(parts)
+
+
+_LINE_KEYS = ("offset", "line", "line_number", "lineno", "start_line", "view_range", "line_start")
+
+
+def _line_of(args: Any) -> str:
+    """A call that opens a file at a line (``{"file_path": ..., "offset": 774}``) as the
+    ``file:line`` a search result shows (``explain.go:774``): a number that only a
+    cleared result held is a term like any name."""
+    if not isinstance(args, dict):
+        return ""
+    path = next((args[k] for k in _PATH_KEYS if isinstance(args.get(k), str) and args[k]), "")
+    if not path:
+        return ""
+    for key in _LINE_KEYS:
+        value = args.get(key)
+        if isinstance(value, list) and value:
+            value = value[0]
+        if isinstance(value, int) and not isinstance(value, bool) and value > 1:
+            return f"{path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{value}"
+    return ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,8 +310,9 @@ class _RunFacts:
     pieces: list[frozenset[str]]
     holders: dict[str, list[int]]
     """Piece -> the messages whose original text holds it, ascending."""
-    candidates: dict[int, tuple[tuple[str, int], ...]]
-    """Reply index -> (term, messages before it that hold it), for its terms held there."""
+    candidates: dict[int, tuple[tuple[str, int, int], ...]]
+    """Reply index -> (term, messages before it that hold it, and that hold the name it is
+    derived from: ``derived_from``), for its terms held there."""
     replies: frozenset[int]
     """Indices of the assistant messages: the replies a call can be looked at for."""
     refetch: list[tuple[int, int]] | None = None
@@ -246,6 +322,8 @@ class _RunFacts:
     """(reply, the holders of a term it used) -> the one it drew from: the same for every
     replay of the run (a term is lost only when all its holders are changed), so found
     once, when first asked."""
+    bases: dict[str, str] = field(default_factory=dict)
+    """A reply's term -> the name it is formed from by a naming rule (``derived_from``)."""
 
 
 def _pieces_among(m: Message, by_text: dict[str, frozenset[str]], by_terms: dict[frozenset[str], frozenset[str]],
@@ -265,18 +343,23 @@ def _run_facts(original: Sequence[Message]) -> _RunFacts:
     if isinstance(facts, _RunFacts) and facts.n == len(original) and facts.last is original[-1]:
         return facts
     by_text: dict[str, frozenset[str]] = {}
-    among = frozenset().union(*(message_terms(m, by_text) for m in original if m.role == "assistant"))
+    used = frozenset().union(*(message_terms(m, by_text) for m in original if m.role == "assistant"))
+    bases = {t: b for t in used if (b := derived_from(t))}
+    among = used | frozenset(bases.values())
     by_terms: dict[frozenset[str], frozenset[str]] = {}
     held: list[frozenset[str]] = []
     holders: dict[str, list[int]] = defaultdict(list)
-    candidates: dict[int, tuple[tuple[str, int], ...]] = {}
+    candidates: dict[int, tuple[tuple[str, int, int], ...]] = {}
     last_use: dict[str, int] = {}  # term -> the last reply that uses it
     for i, m in enumerate(original):
         if m.role == "assistant":
-            last_use.update(dict.fromkeys(message_terms(m, by_text), i))
+            found = message_terms(m, by_text)
+            last_use.update(dict.fromkeys(found, i))
+            last_use.update((bases[t], i) for t in found if t in bases)
     for i, m in enumerate(original):
         if m.role == "assistant":
-            before = [(t, len(holders[t])) for t in sorted(message_terms(m, by_text)) if t in holders]
+            before = [(t, len(holders[t]), len(holders.get(bases.get(t, ""), ())))
+                      for t in sorted(message_terms(m, by_text)) if t in holders]
             if before:
                 candidates[i] = tuple(before)
         own = _pieces_among(m, by_text, by_terms, among)
@@ -287,7 +370,7 @@ def _run_facts(original: Sequence[Message]) -> _RunFacts:
         held.append(own)
     facts = _RunFacts(original[-1] if original else Message("user"), len(original), among, by_text, by_terms,
                       held, dict(holders), candidates,
-                      frozenset(i for i, m in enumerate(original) if m.role == "assistant"))
+                      frozenset(i for i, m in enumerate(original) if m.role == "assistant"), bases=bases)
     if original:
         memo[_RUN_KEY] = facts
     return facts
@@ -321,8 +404,25 @@ def losses(result: Any, messages: Sequence[Message] | None = None) -> Losses:
 _RESULT_KEY = "_lost"
 
 
-def _lost_at(candidates: Iterable[tuple[str, int]], entered: bytearray, low: int, ok: dict[str, int],
-             forms: dict[str, int],
+def _all_changed(term: str, u: int, holders: dict[str, list[int]], entered: bytearray, low: int,
+                 ok: dict[str, int]) -> bool:
+    """Whether the first ``u`` holders of ``term`` are all changed (``_lost_at``'s test)."""
+    j = ok.get(term, 0)
+    if j < u:
+        held_by = holders[term]
+        if held_by[u - 1] < low:
+            j = u
+        else:
+            if held_by[j] < low:
+                j = bisect_left(held_by, low, j, u)
+            while j < u and entered[held_by[j]]:
+                j += 1
+        ok[term] = j
+    return j >= u
+
+
+def _lost_at(candidates: Iterable[tuple[str, int, int]], entered: bytearray, low: int, ok: dict[str, int],
+             forms: dict[str, int], bases: dict[str, str],
              holders: dict[str, list[int]], k: int, original: Sequence[Message],
              drawn: dict[tuple[int, tuple[int, ...]], int]) -> dict[int, list[str]]:
     """At one reply: changed message -> the reply's terms that only its original held. A
@@ -331,11 +431,12 @@ def _lost_at(candidates: Iterable[tuple[str, int]], entered: bytearray, low: int
     (``_drawn_from``: the longest span of lines shared with the reply, the latest on a tie).
     ``ok[term]``: how many of its first holders are known changed (only ever grows, as
     changes do: each holder is looked at once over the run); ``low``: every message before
-    it is changed (a compaction changes a whole stretch)."""
+    it is changed (a compaction changes a whole stretch). A term formed by a naming rule
+    from a name some unchanged message holds (``v`` of its holders) is not lost."""
     lost: dict[int, list[str]] = {}
     spans: dict[int, list[int]] = {}
     ok_of = ok.get
-    for term, u in candidates:
+    for term, u, v in candidates:
         j = ok_of(term, 0)
         if j < u:
             held_by = holders[term]
@@ -349,6 +450,8 @@ def _lost_at(candidates: Iterable[tuple[str, int]], entered: bytearray, low: int
             ok[term] = j
             if j < u:
                 continue
+        if v and (bases[term] in forms or not _all_changed(bases[term], v, holders, entered, low, ok)):
+            continue  # the name it is formed from is in sight (explain.go for explain_test.go)
         if term not in forms:
             held_by = holders[term]
             if u == 1:
@@ -493,7 +596,7 @@ def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
         if not terms or not changed:
             continue
         low = _first_unchanged(entered, low)
-        lost = _lost_at(terms, entered, low, ok, forms, holders, k, original, facts.drawn)
+        lost = _lost_at(terms, entered, low, ok, forms, facts.bases, holders, k, original, facts.drawn)
         if lost:
             for i in sorted(lost):
                 refs.append(LostReference(k, i, tuple(lost[i]), original[i].role))

@@ -218,9 +218,9 @@ def test_compare_uses_the_headlines_calibration() -> None:
 def test_a_long_runs_losses_are_found_on_request(monkeypatch) -> None:
     """Past LOSSES_AUTO_LIMIT messages, scanning every text on each slider move would take
     seconds: the headline offers a button instead, and after it the losses are kept."""
-    from toolclear.inspector import policy_views
+    from toolclear.inspector import history
 
-    monkeypatch.setattr(policy_views, "LOSSES_AUTO_LIMIT", 10)
+    monkeypatch.setattr(history, "LOSSES_AUTO_LIMIT", 10)
     s = Session()
     s.upload("claude-code")
     s.mode("replay")

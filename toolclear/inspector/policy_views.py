@@ -9,7 +9,6 @@ numbers, charts and tables come from ``toolclear.apply`` / ``toolclear.replay``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -20,6 +19,14 @@ import toolclear as tc
 from toolclear import schema
 from toolclear.formats import written_as
 from toolclear.inspector import charts, exports, money
+from toolclear.inspector.history import (
+    VIEWS,
+    losses_of,
+    render_losses,
+    render_metrics,
+    render_table,
+    render_transcript_notes,
+)
 from toolclear.inspector.verdict_view import render_verdict, report_button
 from toolclear.inspector.widgets import md, safe, slider_pair, store
 from toolclear.policies import Knob, preset_named, registered, snippets
@@ -161,8 +168,7 @@ def current_policy(kind: str, t: tc.Transcript, counter: str) -> tuple[Any, bool
     return config, files
 
 
-def render_policy(kind: str, t: tc.Transcript, digest: str, counter: str, render_metrics: Callable[..., None],
-                  render_table: Callable[..., None], render_notes: Callable[..., None], views: tuple[str, ...],
+def render_policy(kind: str, t: tc.Transcript, digest: str, counter: str,
                   pricing: tc.Pricing | None = None, calibrate: bool = False) -> None:
     """Everything below the sidebar for a policy other than eino's clear-tool-result."""
     config, files = current_policy(kind, t, counter)
@@ -187,9 +193,9 @@ def render_policy(kind: str, t: tc.Transcript, digest: str, counter: str, render
         st.warning(md(note))
     if not result.cleared_indices:
         st.info("Nothing is changed at these settings: " + _why_nothing(kind, config, t, counter))
-    render_notes(t)
-    tabs = st.tabs(list(views), key="view", on_change="rerun")
-    for name, tab in zip(views, tabs):
+    render_transcript_notes(t)
+    tabs = st.tabs(list(VIEWS), key="view", on_change="rerun")
+    for name, tab in zip(VIEWS, tabs):
         if not tab.open:
             continue
         with tab:
@@ -274,44 +280,6 @@ def render_compactions(result: tc.Result, t: tc.Transcript, lost: Any) -> None:
                "used a term only they held, or the agent fetched them again (the same call, the same file).")
 
 
-LOSSES_AUTO_LIMIT = 20_000
-"""Past this many messages the losses are found on request: scanning every text for
-terms takes seconds there, too long to pay on every slider move."""
-
-
-def losses_of(result: Any) -> Any:
-    """The result's losses, or None while a long run's have not been asked for."""
-    if result.mode != "replay":
-        return None
-    if len(result.messages) > LOSSES_AUTO_LIMIT and not st.session_state.get("_losses_on"):
-        return None
-    return tc.losses(result)
-
-
-def _want_losses() -> None:
-    st.session_state["_losses_on"] = True
-
-
-def render_losses(result: tc.Result, mode: schema.Mode) -> Any:
-    """The headline of what the policy lost: of the results it changed, how many the
-    agent used later (replay only: a single pass has no later calls)."""
-    if mode != "replay" or result.mode != "replay":
-        return None
-    lost = losses_of(result)
-    if lost is None:
-        st.button(f"Find the results the agent needed later ({len(result.messages):,} messages: a few seconds, "
-                  "then kept up to date)", key="losses_go", on_click=_want_losses)
-        return None
-    changed = len(result.changed_indices)
-    if changed and not lost.judged:
-        st.caption("**Needed later: cannot be judged.** The log holds no text of the agent's replies (redacted, or "
-                   "not captured), so nothing shows which changed result a later call used.")
-    elif changed:
-        st.caption(f"**Needed later: {md(lost.needed_text())} of {changed:,} changed.** The agent's replies used names "
-                   f"that only those results still held ({len(lost.references):,} lost reference(s)); getting "
-                   f"each back once costs {lost.refetch_tokens:,} tokens. A strong hint, not proof: see the "
-                   "Messages view for what each reply used.")
-    return lost
 
 
 def _why_nothing(kind: str, config: Any, t: tc.Transcript, counter: str) -> str:

@@ -7,6 +7,7 @@ from typing import Any
 
 import streamlit as st
 
+import toolclear as tc
 from toolclear.runs import report
 
 __all__ = ["compact", "md", "plural", "safe", "short", "keep_widget_state", "slider_pair", "slider_range", "store",
@@ -134,3 +135,30 @@ def slider_pair(where: Any, name: str, label: str, top: int, step: int, help: st
                        label_visibility="collapsed")
     st.session_state[seen_key] = (value, value, end, slider_step)
     return value
+
+
+def safely(run: Any, *args: Any) -> None:
+    """Run a part of the app; an error is one st.error line, and the app keeps working."""
+    try:
+        run(*args)
+    except tc.ToolclearError as exc:  # e.g. a setting the core refuses: say so, keep working
+        st.error(md(str(exc)))
+    except Exception as exc:  # a bug: one line instead of a traceback
+        st.error(md(f"Something went wrong inside toolclear ({type(exc).__name__}: {exc}); please report it."))
+
+
+def ensure_counts(messages: tuple[tc.Message, ...], counter: str) -> tuple[int, ...]:
+    """Count every message (once; cached on the message), with a progress bar while the
+    counting of a long transcript runs."""
+    bar = None
+
+    def shown(fraction: float) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = st.progress(0.0, text=f"Counting tokens ({counter})…")
+        bar.progress(fraction, text=f"Counting tokens ({counter})…")
+
+    counts = tc.count_tokens(messages, counter, progress=shown if len(messages) > 2000 else None)
+    if bar is not None:
+        bar.empty()
+    return counts

@@ -94,3 +94,9 @@ def test_the_architecture_document_names_every_part() -> None:
         assert part in doc, part
     for _, b in ALLOWED_UP:
         assert b in doc, b  # every coupling that reaches up is written down
+
+
+def test_no_module_does_several_jobs() -> None:
+    """Past 700 lines a module holds several jobs (docs/architecture.md)."""
+    long = {str(p.relative_to(ROOT)): n for p in PKG.rglob("*.py") if (n := len(p.read_text().splitlines())) > 700}
+    assert not long, long

@@ -60,8 +60,9 @@ class Step(NamedTuple):
     call_index: int
     """Index of the assistant message this call produced; ``len(messages)`` for the
     final step over the whole conversation."""
-    changed_indices: tuple[int, ...]
-    """Messages this call changed (ascending): cleared, masked, truncated, or put back."""
+    cleared_indices: tuple[int, ...]
+    """Messages this call changed (ascending): cleared, masked, truncated, compacted away
+    or put back (every policy's changes go by eino's word for them)."""
     context_tokens: int
     """Tokens sent with this call, with the policy."""
     context_tokens_unreduced: int
@@ -75,11 +76,6 @@ class Step(NamedTuple):
     """The policy's trigger fired at this call."""
     recent_start_index: int | None = None
     """(eino's clear policy) where its protected window started."""
-
-    @property
-    def cleared_indices(self) -> tuple[int, ...]:
-        """The name eino's clear policy gives ``changed_indices``."""
-        return self.changed_indices
 
 
 class Trace(NamedTuple):
@@ -149,20 +145,12 @@ class Result:
             state["_counts_after"] = self.token_counts_after
         return state
 
-    @property
-    def changed_at(self) -> tuple[int | None, ...]:
-        return self.cleared_at
-
     @cached_property
     def cleared_indices(self) -> tuple[int, ...]:
         """Messages the policy changed at some step (cleared, masked, truncated)."""
         if self._changed is not None:
             return self._changed
         return tuple(i for i, c in enumerate(self.cleared_at) if c is not None)
-
-    @property
-    def changed_indices(self) -> tuple[int, ...]:
-        return self.cleared_indices
 
     @cached_property
     def statuses(self) -> tuple[MessageStatus, ...]:

@@ -49,8 +49,8 @@ def test_a_clear_is_held_back_while_the_cache_is_warm_and_made_once_it_is_cold()
     eager = tc.replay(msgs, base)
     held = tc.replay(msgs, CacheAwareConfig(base="eino", threshold=500, keep=600, clear_at_least=0, horizon=1))
     assert eager.cleared_indices and held.cleared_indices
-    first_eager = min(s.call_index for s in eager.model_call_steps if s.changed_indices)
-    first_held = min(s.call_index for s in held.model_call_steps if s.changed_indices)
+    first_eager = min(s.call_index for s in eager.model_call_steps if s.cleared_indices)
+    first_held = min(s.call_index for s in held.model_call_steps if s.cleared_indices)
     assert first_held > first_eager
     last = held.model_call_steps[-2]  # the call after the gap (the last one answers 'done')
     assert first_held == last.call_index
@@ -62,7 +62,7 @@ def test_a_clear_that_pays_within_the_horizon_is_made_at_once() -> None:
     base = tc.ClearToolResultConfig(4000, 3500)
     eager = tc.replay(msgs, base)
     ca = tc.replay(msgs, CacheAwareConfig(base="eino", threshold=4000, keep=3500, clear_at_least=0, horizon=50))
-    assert [s.changed_indices for s in ca.model_call_steps] == [s.changed_indices for s in eager.model_call_steps]
+    assert [s.cleared_indices for s in ca.model_call_steps] == [s.cleared_indices for s in eager.model_call_steps]
     never = tc.replay(msgs, CacheAwareConfig(base="eino", threshold=4000, keep=3500, clear_at_least=10**9))
     assert never.cleared_indices == ()  # clear_at_least: crumbs (here everything) are never cleared
 

@@ -254,6 +254,6 @@ def test_per_call_replay_names_only_messages_whose_text_changed() -> None:
         was = previous + list(msgs[len(previous):step.call_index])
         differs = {i for i, (a, b) in enumerate(zip(was, view))
                    if (a.content, a.tool_calls) != (b.content, b.tool_calls)}
-        assert set(step.changed_indices) == differs, step.call_index
+        assert set(step.cleared_indices) == differs, step.call_index
         previous = view
-    assert any(step.changed_indices for step in result.steps)
+    assert any(step.cleared_indices for step in result.steps)

@@ -164,7 +164,7 @@ def test_replay_is_the_edit_on_each_prefix(seed: int) -> None:
     result = tc.replay(loaded, _config(spec))
     shown: set[int] = set()  # what differs from the history at each call: LangChain's edits only add
     for step in result.model_call_steps:
-        shown |= set(step.changed_indices)
+        shown |= set(step.cleared_indices)
         ref = reference(msgs[:step.call_index], ClearToolUsesEdit(**spec))
         changed = {i for i, (o, r) in enumerate(zip(msgs, ref))
                    if r.content != o.content or r.response_metadata != o.response_metadata or _args(r) != _args(o)}

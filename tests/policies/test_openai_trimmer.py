@@ -151,7 +151,7 @@ def test_it_reaches_the_app_with_its_own_sliders_and_every_view() -> None:
     config = ToolOutputTrimmerConfig(1, 300)
     r = tc.replay(t.messages, config, calibration=tc.runs.lab.sent_as(t.messages))
     m = metrics(at)
-    assert m["Changed at some call"] == f"{len(r.changed_indices):,}" and r.changed_indices
+    assert m["Changed at some call"] == f"{len(r.cleared_indices):,}" and r.cleared_indices
     assert m["With the policy"] == f"${tc.verdict(t, config).dollars:,.2f}"
     for view in ("Replay", "Messages", "Parameter sweep", "Compare", "Export", "Token usage"):
         show(at, view)

@@ -285,8 +285,8 @@ def test_the_eino_engine_equals_the_fast_replay_call_by_call(path: Path, thresho
     fast = tc.replay(msgs, config)
     count = tc.get_counter(config.token_counter)
     slow = assemble(msgs, EINO.engine(msgs, config, count), config, count, lab.model_calls(msgs), mode="replay")
-    assert [(s.call_index, s.context_tokens, s.changed_indices) for s in fast.model_call_steps] == [
-        (s.call_index, s.context_tokens, s.changed_indices) for s in slow.model_call_steps]
+    assert [(s.call_index, s.context_tokens, s.cleared_indices) for s in fast.model_call_steps] == [
+        (s.call_index, s.context_tokens, s.cleared_indices) for s in slow.model_call_steps]
     assert fast.cleared_indices == slow.cleared_indices
     assert [m.content for m in fast.messages] == [m.content for m in slow.messages]
 

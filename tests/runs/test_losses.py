@@ -110,7 +110,7 @@ def naive(result: tc.Result, original: list[tc.Message]) -> tuple[set[tuple[int,
     changed_by: dict[int, int] = {}
     refs = set()
     for k, step in enumerate(result.steps):
-        for i in step.changed_indices:
+        for i in step.cleared_indices:
             changed_by.setdefault(i, k)
         c = step.call_index
         if c >= len(original) or original[c].role != "assistant":
@@ -407,7 +407,7 @@ def test_a_log_without_the_agents_text_says_losses_cannot_be_judged() -> None:
              for m in t.messages]
     r = tc.replay(blank, tc.parse_policy("eino:threshold=2000,keep=1000"))
     lost = tc.losses(r)
-    assert r.changed_indices and not lost.judged and lost.needed == ()
+    assert r.cleared_indices and not lost.judged and lost.needed == ()
     assert "cannot be judged" in lost.needed_text()
     assert tc.losses(tc.replay(t.messages, tc.parse_policy("eino:threshold=2000,keep=1000"))).judged
     path = Path(tempfile.mkdtemp()) / "blank.jsonl"

@@ -112,7 +112,7 @@ def test_the_counts_mean_the_same_for_every_policy() -> None:
         r = tc.replay(t.messages, tc.parse_policy(spec), calibration=tc.runs.lab.sent_as(t.messages))
         m = metrics(at)
         assert m["Tool results"] == f"{tools:,}"
-        assert m["Changed at some call"] == f"{len(r.changed_indices):,}"
+        assert m["Changed at some call"] == f"{len(r.cleared_indices):,}"
         assert int(m["Changed at some call"].replace(",", "")) <= len(t.messages)
 
 

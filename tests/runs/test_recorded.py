@@ -100,7 +100,7 @@ def test_a_manual_compaction_is_read_as_manual(tmp_path) -> None:
 def test_without_a_compaction_the_run_as_recorded_is_the_run() -> None:
     t = tc.load(CC / "entire-cli_cc-2.1.31_hook-progress_75-0b6d4ae881.jsonl")
     r = tc.recorded(t)
-    assert r.compactions == () and not r.changed_indices
+    assert r.compactions == () and not r.cleared_indices
     assert all(s.context_tokens == s.context_tokens_unreduced for s in r.steps)
     c = tc.cost(r, calibrate=True)
     assert c.dollars == pytest.approx(c.dollars_without_policy) and c.compaction_calls == ()

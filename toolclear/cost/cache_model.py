@@ -243,14 +243,14 @@ def _price_run(result: Result, pricing: Pricing, overhead: int, scale: float, wi
             cut_pos += 1
         cut = cuts[cut_pos - 1] if cut_pos else 0
         first_change = end
-        if with_policy and step.changed_indices:
-            for i in step.changed_indices:
+        if with_policy and step.cleared_indices:
+            for i in step.cleared_indices:
                 tree.set(i, after[i] if result.cleared_at[i] is not None else counts[i])
-            first_change = min(step.changed_indices)
+            first_change = min(step.cleared_indices)
         if cut != prev_cut:
             cache_.invalidate_from(-1)
             prev_end = -1
-        elif with_policy and step.changed_indices:
+        elif with_policy and step.cleared_indices:
             cache_.invalidate_from(first_change)
         base = tree.prefix(cut)
         # the step's own count of what it sent (exact); the tree only finds prefixes

@@ -224,7 +224,7 @@ def render_losses(result: tc.Result, mode: schema.Mode) -> Any:
         st.button(f"Find the results the agent needed later ({len(result.messages):,} messages: a few seconds, "
                   "then kept up to date)", key="losses_go", on_click=_want_losses)
         return None
-    changed = len(result.changed_indices)
+    changed = len(result.cleared_indices)
     if changed and not lost.judged:
         st.caption("**Needed later: cannot be judged.** The log holds no text of the agent's replies (redacted, or "
                    "not captured), so nothing shows which changed result a later call used.")

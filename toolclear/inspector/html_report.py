@@ -69,7 +69,7 @@ def html_report(t: Transcript, v: Verdict) -> bytes:
         "<h2>Every setting tried</h2>",
         f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>",
         f"<h2>What {_e(v.policy)} lost</h2>",
-        (f"<p>{_e(lost.needed_text())} of the {len(run.changed_indices):,} messages it changed were needed later "
+        (f"<p>{_e(lost.needed_text())} of the {len(run.cleared_indices):,} messages it changed were needed later "
          f"({len(lost.references):,} lost reference(s); re-fetching each once: {lost.refetch_tokens:,} tokens).</p>"
          if lost.judged else "<p>What it lost cannot be judged: the log holds no text of the agent's replies "
          "(redacted, or not captured).</p>"),

@@ -309,7 +309,7 @@ def row(label: str, config: Any, r: Result, c: Any = None) -> dict[str, Any]:
         "tokens_sent_unreduced": unreduced,
         "tokens_saved": unreduced - sent,
         "saved_percent": round(100 * (unreduced - sent) / unreduced, 2) if unreduced else 0.0,
-        "results_cleared": len(r.changed_indices),
+        "results_cleared": len(r.cleared_indices),
         "cache_breaks": r.cache_breaks,
         "final_tokens": r.tokens_after,
         **loss_columns(r, c.losses if c is not None else None),

@@ -580,7 +580,7 @@ def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
 
     for step in result.steps:
         k = step.call_index
-        for i in step.changed_indices:
+        for i in step.cleared_indices:
             if i in changed or not 0 <= i < n:
                 continue
             changed.add(i)

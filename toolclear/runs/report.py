@@ -282,7 +282,7 @@ def summary_dict(result: Result) -> SummaryDict:
         "tokens_saved": before - after,
         "saved_percent": round(100.0 * (before - after) / before, 2) if before else 0.0,
         "cleared": statuses.get(str(MessageStatus.CLEARED), 0),
-        "changed": len(result.changed_indices),
+        "changed": len(result.cleared_indices),
         "status_counts": dict(sorted(statuses.items())),
         "recent_start_index": window_start(result),
         "triggered": result.triggered,

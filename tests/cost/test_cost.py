@@ -274,7 +274,7 @@ def test_cli_custom_prices_override_a_preset(tmp_path) -> None:
     t = tc.load(CC)
     p = tc.Pricing(**{**tc.PRICING["claude-sonnet-4-5"].__dict__, "input": 30.0, "cache": "none",
                       "overhead_tokens": 1000})
-    c = tc.cost(tc.replay(t.messages), p)
+    c = tc.cost(tc.replay(t.messages), p, calibrate=False)  # as --no-calibrate says
     assert f"${c.dollars:,.2f}" in err and "claude-sonnet-4-5 (edited)" in err
 
 

@@ -386,14 +386,16 @@ def _log_model_pricing(messages: Sequence[Message]) -> Pricing:
     return pricing_for(model)
 
 
-def cost(result: Result, pricing: Pricing | str | None = None, *, calibrate: bool = False,
+def cost(result: Result, pricing: Pricing | str | None = None, *, calibrate: bool = True,
          compactions: Sequence[int] | None = None) -> Cost:
     """Price every model call of ``result`` (a replay of any policy) and of the same run
     without the policy, at ``pricing`` (a ``Pricing``, a preset's or a model's name; by
     default the prices of the model most of the log's calls name).
 
-    ``calibrate`` fits the per-call overhead and a tokenizer scale on the recorded usage
-    of at most the first 10 % of calls. ``compactions`` are the message indices where
+    ``calibrate`` (the default everywhere toolclear prices a run) fits the per-call
+    overhead and a tokenizer scale on the recorded usage of at most the first 10 % of
+    calls; a log that recorded none is priced at the preset's figures, as with
+    ``calibrate=False``. ``compactions`` are the message indices where
     the log's agent compacted its context (found from Claude Code's summaries when not
     given): calls after one do not send what came before it, with or without the policy.
     """

@@ -78,7 +78,7 @@ def sweep(
     *,
     mode: Mode = "single pass",
     pricing: Any = None,
-    calibrate: bool = False,
+    calibrate: bool = True,
     compactions: Sequence[int] = (),
 ) -> Sweep:
     """Tokens saved (and, in replay mode, prompt-cache breaks) for every pair of values.

@@ -135,7 +135,7 @@ def slider_moves(path: Path, moves: int = 8) -> list[float]:
             for k in range(moves + 1):
                 key, keep = ("Home", 0) if k % 2 == 0 else ("End", top)
                 expected = len(tc.reduce_by_tokens(t.messages, tc.ClearToolResultConfig(keep_recent_tokens=keep)).cleared_indices)
-                took = _time_move(page, thumb, key, "Results cleared", f"{expected:,}")
+                took = _time_move(page, thumb, key, "Changed at some call", f"{expected:,}")
                 page.locator("svg[aria-label='token usage per message'], [data-testid=stPlotlyChart], [data-testid=stImage]").first.wait_for()
                 if k:  # the first move also warms caches
                     times.append(took)

@@ -438,6 +438,7 @@ def _lost_at(candidates: Iterable[tuple[str, int, int]], entered: bytearray, low
     spans: dict[int, list[int]] = {}
     ok_of = ok.get
     for term, u, v in candidates:
+        # _all_changed, inlined: this runs for every term of every reply (300,000 on the 100k benchmark)
         j = ok_of(term, 0)
         if j < u:
             held_by = holders[term]

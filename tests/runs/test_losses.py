@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolclear as tc
-from toolclear.runs.losses import _GO_STD, derived_from, message_text, pieces, terms
+from toolclear.runs.losses import _GO_STD, derived_from, message_text, other_forms, pieces, terms
 
 from ..conftest import CORPUS, hypothesis_examples
 
@@ -120,7 +120,7 @@ def naive(result: tc.Result, original: list[tc.Message]) -> tuple[set[tuple[int,
         reduced = set().union(*(pieces(message_text(result.messages[i] if i in changed else original[i]))
                                 for i in range(c))) if c else set()
         lost = {t for t in terms(message_text(original[c])) if t in unreduced and t not in reduced
-                and derived_from(t) not in reduced}  # a test's name from a file in sight is not lost
+                and not any(f in reduced for f in other_forms(t))}  # in sight in another form: not lost
         charged: dict[int, list[str]] = {}
         reply = lines(message_text(original[c]))
         for t in lost:  # to the holder the reply shares the longest run of lines with, the latest on a tie
@@ -469,3 +469,17 @@ def test_a_test_file_named_from_a_file_in_sight_is_not_lost() -> None:
     hidden = _run(("Bash", {"command": "ls cmd/cli"}, listing), ("Bash", {"command": "git status"}, "clean"),
                   ("Write", {"file_path": "cmd/cli/explain_test.go", "content": "package cli"}, "ok"))
     assert "cmd/cli/explain_test.go" in _lost_terms(hidden)  # only the cleared listing showed either
+
+
+def test_a_path_in_sight_relative_to_its_root_is_not_lost() -> None:
+    """``/repo/cmd/cli/explain.go`` in a reply, ``cmd/cli/explain.go`` in a kept message:
+    the agent sees the file; a bare file name (``explain.go``) is not enough to say so."""
+    assert other_forms("repo/cmd/cli/explain.go") == ("cmd/cli/explain.go", "cli/explain.go")
+    listing = "/repo/cmd/cli/explain.go:10: func explain() {"
+    seen = [tc.Message("user", "the bug is in cmd/cli/explain.go")] + _run(
+        ("Grep", {"pattern": "func explain"}, listing), ("Bash", {"command": "git status"}, "clean"),
+        ("Read", {"file_path": "/repo/cmd/cli/explain.go"}, "package cli"))[1:]
+    assert "repo/cmd/cli/explain.go" not in _lost_terms(seen)
+    hidden = _run(("Grep", {"pattern": "func explain"}, listing), ("Bash", {"command": "git status"}, "clean"),
+                  ("Read", {"file_path": "/repo/cmd/cli/explain.go"}, "package cli"))
+    assert "repo/cmd/cli/explain.go" in _lost_terms(hidden)

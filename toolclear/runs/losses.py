@@ -120,6 +120,23 @@ def derived_from(term: str) -> str:
     return base if len(base) >= MIN_LEN and base != term else ""
 
 
+def other_forms(term: str) -> tuple[str, ...]:
+    """Forms of ``term`` that, in sight, tell the agent the same thing: the name a test
+    file is formed from (``derived_from``), and the path relative to a root it lies under
+    (``repo/src/app/main.py`` is in sight as ``src/app/main.py`` or ``app/main.py``: a
+    tail that keeps a directory, 8 characters or more)."""
+    out = []
+    base = derived_from(term)
+    if base:
+        out.append(base)
+    parts = term.split("/")
+    for k in range(1, len(parts) - 1):
+        tail = "/".join(parts[k:])
+        if len(tail) >= MIN_LEN:
+            out.append(tail)
+    return tuple(out)
+
+
 def _term_pieces(term: str, out: set[str]) -> None:
     bounds = [0]
     for m in _SEPARATORS.finditer(term):
@@ -311,9 +328,10 @@ class _RunFacts:
     pieces: list[frozenset[str]]
     holders: dict[str, list[int]]
     """Piece -> the messages whose original text holds it, ascending."""
-    candidates: dict[int, tuple[tuple[str, int, int], ...]]
-    """Reply index -> (term, messages before it that hold it, and that hold the name it is
-    derived from: ``derived_from``), for its terms held there."""
+    candidates: dict[int, tuple[tuple[str, int, tuple[tuple[str, int], ...]], ...]]
+    """Reply index -> (term, messages before it that hold it, and for each of its other
+    forms that some message before it holds, that form and how many hold it:
+    ``other_forms``), for its terms held there."""
     replies: frozenset[int]
     """Indices of the assistant messages: the replies a call can be looked at for."""
     refetch: list[tuple[int, int]] | None = None
@@ -323,8 +341,8 @@ class _RunFacts:
     """(reply, the holders of a term it used) -> the one it drew from: the same for every
     replay of the run (a term is lost only when all its holders are changed), so found
     once, when first asked."""
-    bases: dict[str, str] = field(default_factory=dict)
-    """A reply's term -> the name it is formed from by a naming rule (``derived_from``)."""
+    bases: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """A reply's term -> its other forms in sight (``other_forms``)."""
 
 
 def _pieces_among(m: Message, by_text: dict[str, frozenset[str]], by_terms: dict[frozenset[str], frozenset[str]],
@@ -345,21 +363,21 @@ def _run_facts(original: Sequence[Message]) -> _RunFacts:
         return facts
     by_text: dict[str, frozenset[str]] = {}
     used = frozenset().union(*(message_terms(m, by_text) for m in original if m.role == "assistant"))
-    bases = {t: b for t in used if (b := derived_from(t))}
-    among = used | frozenset(bases.values())
+    bases = {t: b for t in used if (b := other_forms(t))}
+    among = used | frozenset(f for forms in bases.values() for f in forms)
     by_terms: dict[frozenset[str], frozenset[str]] = {}
     held: list[frozenset[str]] = []
     holders: dict[str, list[int]] = defaultdict(list)
-    candidates: dict[int, tuple[tuple[str, int, int], ...]] = {}
+    candidates: dict[int, tuple[tuple[str, int, tuple[tuple[str, int], ...]], ...]] = {}
     last_use: dict[str, int] = {}  # term -> the last reply that uses it
     for i, m in enumerate(original):
         if m.role == "assistant":
             found = message_terms(m, by_text)
             last_use.update(dict.fromkeys(found, i))
-            last_use.update((bases[t], i) for t in found if t in bases)
+            last_use.update((f, i) for t in found if t in bases for f in bases[t])
     for i, m in enumerate(original):
         if m.role == "assistant":
-            before = [(t, len(holders[t]), len(holders.get(bases.get(t, ""), ())))
+            before = [(t, len(holders[t]), tuple((f, len(holders[f])) for f in bases.get(t, ()) if f in holders))
                       for t in sorted(message_terms(m, by_text)) if t in holders]
             if before:
                 candidates[i] = tuple(before)
@@ -422,8 +440,8 @@ def _all_changed(term: str, u: int, holders: dict[str, list[int]], entered: byte
     return j >= u
 
 
-def _lost_at(candidates: Iterable[tuple[str, int, int]], entered: bytearray, low: int, ok: dict[str, int],
-             forms: dict[str, int], bases: dict[str, str],
+def _lost_at(candidates: Iterable[tuple[str, int, tuple[tuple[str, int], ...]]], entered: bytearray, low: int, ok: dict[str, int],
+             forms: dict[str, int],
              holders: dict[str, list[int]], k: int, original: Sequence[Message],
              drawn: dict[tuple[int, tuple[int, ...]], int]) -> dict[int, list[str]]:
     """At one reply: changed message -> the reply's terms that only its original held. A
@@ -432,8 +450,8 @@ def _lost_at(candidates: Iterable[tuple[str, int, int]], entered: bytearray, low
     (``_drawn_from``: the longest span of lines shared with the reply, the latest on a tie).
     ``ok[term]``: how many of its first holders are known changed (only ever grows, as
     changes do: each holder is looked at once over the run); ``low``: every message before
-    it is changed (a compaction changes a whole stretch). A term formed by a naming rule
-    from a name some unchanged message holds (``v`` of its holders) is not lost."""
+    it is changed (a compaction changes a whole stretch). A term in sight in another form
+    (``v``: each form and its holders; ``other_forms``) is not lost."""
     lost: dict[int, list[str]] = {}
     spans: dict[int, list[int]] = {}
     ok_of = ok.get
@@ -452,8 +470,14 @@ def _lost_at(candidates: Iterable[tuple[str, int, int]], entered: bytearray, low
             ok[term] = j
             if j < u:
                 continue
-        if v and (bases[term] in forms or not _all_changed(bases[term], v, holders, entered, low, ok)):
-            continue  # the name it is formed from is in sight (explain.go for explain_test.go)
+        if v:  # in sight in another form (explain.go for explain_test.go, src/x.py for repo/src/x.py)?
+            for f, n in v:
+                if f in forms or (holders[f][n - 1] >= low and not _all_changed(f, n, holders, entered, low, ok)):
+                    break
+            else:
+                v = ()
+            if v:
+                continue
         if term not in forms:
             held_by = holders[term]
             if u == 1:
@@ -598,7 +622,7 @@ def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
         if not terms or not changed:
             continue
         low = _first_unchanged(entered, low)
-        lost = _lost_at(terms, entered, low, ok, forms, facts.bases, holders, k, original, facts.drawn)
+        lost = _lost_at(terms, entered, low, ok, forms, holders, k, original, facts.drawn)
         if lost:
             for i in sorted(lost):
                 refs.append(LostReference(k, i, tuple(lost[i]), original[i].role))

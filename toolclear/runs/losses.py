@@ -27,7 +27,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..model import OMITTED, Message, Slot
-from .refetch import _PATH_KEYS, REFETCHED, refetched
+from .refetch import REFETCHED, path_in, refetched
 
 __all__ = ["Losses", "LostReference", "losses", "message_text", "pieces", "terms"]
 
@@ -224,9 +224,7 @@ def _line_of(args: Any) -> str:
     """A call that opens a file at a line (``{"file_path": ..., "offset": 774}``) as the
     ``file:line`` a search result shows (``explain.go:774``): a number that only a
     cleared result held is a term like any name."""
-    if not isinstance(args, dict):
-        return ""
-    path = next((args[k] for k in _PATH_KEYS if isinstance(args.get(k), str) and args[k]), "")
+    path = path_in(args)
     if not path:
         return ""
     for key in _LINE_KEYS:

@@ -29,6 +29,11 @@ def _path_of(arguments: str) -> str:
         args = json.loads(arguments)
     except (ValueError, RecursionError):
         return ""
+    return path_in(args)
+
+
+def path_in(args: Any) -> str:
+    """The file a call's parsed arguments name (``file_path``, ``path``, ...), or ""."""
     if isinstance(args, dict):
         for key in _PATH_KEYS:
             if isinstance(args.get(key), str) and args[key]:

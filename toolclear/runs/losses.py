@@ -326,7 +326,7 @@ class _RunFacts:
     pieces: list[frozenset[str]]
     holders: dict[str, list[int]]
     """Piece -> the messages whose original text holds it, ascending."""
-    candidates: dict[int, tuple[tuple[str, int, tuple[tuple[str, int], ...]], ...]]
+    candidates: dict[int, tuple[Candidate, ...]]
     """Reply index -> (term, messages before it that hold it, and for each of its other
     forms that some message before it holds, that form and how many hold it:
     ``other_forms``), for its terms held there."""
@@ -366,7 +366,7 @@ def _run_facts(original: Sequence[Message]) -> _RunFacts:
     by_terms: dict[frozenset[str], frozenset[str]] = {}
     held: list[frozenset[str]] = []
     holders: dict[str, list[int]] = defaultdict(list)
-    candidates: dict[int, tuple[tuple[str, int, tuple[tuple[str, int], ...]], ...]] = {}
+    candidates: dict[int, tuple[Candidate, ...]] = {}
     last_use: dict[str, int] = {}  # term -> the last reply that uses it
     for i, m in enumerate(original):
         if m.role == "assistant":
@@ -438,9 +438,22 @@ def _all_changed(term: str, u: int, holders: dict[str, list[int]], entered: byte
     return j >= u
 
 
-def _lost_at(candidates: Iterable[tuple[str, int, tuple[tuple[str, int], ...]]], entered: bytearray, low: int, ok: dict[str, int],
-             forms: dict[str, int],
-             holders: dict[str, list[int]], k: int, original: Sequence[Message],
+def _in_sight(forms_held: tuple[tuple[str, int], ...], forms: dict[str, int], holders: dict[str, list[int]],
+              entered: bytearray, low: int, ok: dict[str, int]) -> bool:
+    """Whether one of a term's other forms (each with its holders before the reply) is
+    still in the context: held by an unchanged message or by a changed one's new form."""
+    for f, n in forms_held:
+        if f in forms or (holders[f][n - 1] >= low and not _all_changed(f, n, holders, entered, low, ok)):
+            return True
+    return False
+
+
+Candidate = tuple[str, int, tuple[tuple[str, int], ...]]
+"""A reply's term, how many messages before it hold it, and its other forms held there."""
+
+
+def _lost_at(candidates: Iterable[Candidate], entered: bytearray, low: int, ok: dict[str, int],
+             forms: dict[str, int], holders: dict[str, list[int]], k: int, original: Sequence[Message],
              drawn: dict[tuple[int, tuple[int, ...]], int]) -> dict[int, list[str]]:
     """At one reply: changed message -> the reply's terms that only its original held. A
     term ``u`` earlier messages held is lost when all ``u`` are changed (``entered``) and
@@ -454,7 +467,8 @@ def _lost_at(candidates: Iterable[tuple[str, int, tuple[tuple[str, int], ...]]],
     spans: dict[int, list[int]] = {}
     ok_of = ok.get
     for term, u, v in candidates:
-        # _all_changed, inlined: this runs for every term of every reply (300,000 on the 100k benchmark)
+        # _all_changed, inlined: this runs for every term of every reply (300,000 on the 100k
+        # benchmark), and the call alone made the losses of a replay about 10 % slower
         j = ok_of(term, 0)
         if j < u:
             held_by = holders[term]
@@ -467,15 +481,9 @@ def _lost_at(candidates: Iterable[tuple[str, int, tuple[tuple[str, int], ...]]],
                     j += 1
             ok[term] = j
             if j < u:
-                continue
-        if v:  # in sight in another form (explain.go for explain_test.go, src/x.py for repo/src/x.py)?
-            for f, n in v:
-                if f in forms or (holders[f][n - 1] >= low and not _all_changed(f, n, holders, entered, low, ok)):
-                    break
-            else:
-                v = ()
-            if v:
-                continue
+                continue  # a holder of it is still in the context as it was
+        if v and _in_sight(v, forms, holders, entered, low, ok):
+            continue  # in another form (explain.go for explain_test.go, src/x.py for repo/src/x.py)
         if term not in forms:
             held_by = holders[term]
             if u == 1:

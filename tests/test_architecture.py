@@ -3,8 +3,9 @@ parts below it, but for the few couplings the document names (each a lazy import
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
+
+from .import_graph import imports_of
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "toolclear"
@@ -29,33 +30,6 @@ def layer_of(module: str) -> int:
     return len(LAYERS)  # toolclear itself, __main__: the top
 
 
-def _runtime_imports(path: Path, module: str) -> set[str]:
-    """The toolclear modules ``path`` imports when it runs (not under TYPE_CHECKING)."""
-    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
-    tree = ast.parse(path.read_text())
-    skipped: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            skipped.update(id(n) for n in ast.walk(node))
-    found = set()
-    for node in ast.walk(tree):
-        if id(node) in skipped:
-            continue
-        if isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join(parts + ([base] if base else []))
-            for alias in node.names:
-                full = f"{base}.{alias.name}"
-                rel = Path(*full.split("."))
-                is_module = (ROOT / rel.with_suffix(".py")).is_file() or (ROOT / rel / "__init__.py").is_file()
-                found.add(full if is_module else base)
-        elif isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-    return {m for m in found if m.startswith("toolclear.")}
-
-
 def _modules() -> list[tuple[Path, str]]:
     out = []
     for path in sorted(PKG.rglob("*.py")):
@@ -69,7 +43,8 @@ def test_every_part_imports_only_the_parts_below_it() -> None:
     offenders = []
     for path, module in _modules():
         mine = layer_of(module)
-        for used in _runtime_imports(path, module):
+        package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+        for used in imports_of(path, package) - {"toolclear"}:
             if layer_of(used) <= mine or any(module.startswith(a) and used == b for a, b in ALLOWED_UP):
                 continue
             offenders.append(f"{module} imports {used}")

@@ -39,24 +39,24 @@ class RecordedEngine:
         self.next = 0
         self.start = 0
         self.dropped: dict[int, int] = {}  # message -> the compaction (its position) that dropped it
+        self.by_cut: dict[int, list[int]] = {}  # the compaction (its position) -> what it dropped, in order
         self.counts = count_tokens(messages, counter)
 
     def advance(self, length: int) -> dict[int, Message | None]:
         delta: dict[int, Message | None] = {}
+        msgs, dropped = self.msgs, self.dropped
         while self.next < len(self.cuts) and self.cuts[self.next].position < length:
             cut = self.cuts[self.next]
             if cut.dropped is not None:  # the log names what it dropped (OpenHands' forgotten events)
-                for i in cut.dropped:
-                    if i < cut.position and i not in self.dropped:
-                        delta[i] = left_out(self.msgs[i])
-                        self.dropped[i] = self.next
+                gone = [i for i in dict.fromkeys(cut.dropped) if i < cut.position and i not in dropped]
             else:
                 kept = set(cut.kept)
-                for i in range(self.start, cut.position):
-                    if i not in kept and i not in self.dropped:
-                        delta[i] = left_out(self.msgs[i])
-                        self.dropped[i] = self.next
+                gone = [i for i in range(self.start, cut.position) if i not in kept and i not in dropped]
                 self.start = cut.position
+            # comprehensions, not a loop of stores: a compaction drops tens of thousands at once
+            delta.update({i: left_out(msgs[i]) for i in gone})
+            dropped.update(dict.fromkeys(gone, self.next))
+            self.by_cut[self.next] = gone
             self.next += 1
         return delta
 
@@ -66,9 +66,7 @@ class RecordedEngine:
     def finish(self, result: Result) -> Result:
         """The Result with one ``Compaction`` per compaction the log records."""
         out = []
-        by_cut: dict[int, list[int]] = {}
-        for i, n in self.dropped.items():  # in the order they were dropped: ascending within each
-            by_cut.setdefault(n, []).append(i)
+        by_cut = self.by_cut
         ends = [s.call_index for s in result.model_call_steps]
         log = result._seen or result.messages
         for k, cut in enumerate(self.cuts):
@@ -96,6 +94,7 @@ def fast_replay(messages: Any, config: AsRecordedConfig, *, counter: Any = None,
     whole stretch at once, so each call's tokens are prefix sums less what was dropped
     (equal to the engine's, step for step: ``tests/test_recorded.py``)."""
     from array import array
+    from itertools import accumulate
 
     from .._gc import paused_gc
     from ..counters import get_counter
@@ -114,7 +113,7 @@ def fast_replay(messages: Any, config: AsRecordedConfig, *, counter: Any = None,
     steps: list[Step] = []
     at, low, high, saved_at = array("q"), array("q"), array("q"), array("q")
     each, each_saved = array("q"), array("q")  # every change, ascending, and the running total saved
-    saved, prev = 0, -1
+    saved, prev, ascending = 0, -1, True
     final = list(msgs)
     cuts, next_cut = engine.cuts, engine.cuts[0].position if engine.cuts else len(msgs)
     with paused_gc():
@@ -130,11 +129,14 @@ def fast_replay(messages: Any, config: AsRecordedConfig, *, counter: Any = None,
                 prev = call
                 continue
             changed = tuple(sorted(delta))
+            if each and changed[0] < each[-1]:
+                ascending = False  # OpenHands names what it forgot, which may lie before an earlier drop
+            running = list(accumulate([counts[i] for i in changed], initial=saved))
+            saved = running[-1]
+            each.extend(changed)
+            each_saved.extend(running[1:])
             for i in changed:
-                saved += counts[i]
                 changed_at[i] = call
-                each.append(i)
-                each_saved.append(saved)
             at.append(len(steps))
             low.append(changed[0])
             high.append(changed[-1])
@@ -143,9 +145,10 @@ def fast_replay(messages: Any, config: AsRecordedConfig, *, counter: Any = None,
                               triggered=True))
             prev = call
         gone = engine.dropped
-        # OpenHands names what it forgot, which may lie before an earlier compaction's drops
-        ascending = all(a < b for a, b in zip(each, each[1:]))
-        after = tuple(0 if i in gone else c for i, c in enumerate(counts))
+        after_ = list(counts)
+        for i in gone:
+            after_[i] = 0
+        after = tuple(after_)
     result = Result(messages=tuple(final), steps=tuple(steps), token_counts=counts, cleared_at=tuple(changed_at),
                     config=config, token_counts_original=counts, mode="replay", _seen=msgs,
                     _statuses=lambda: tuple(engine.status(i, i in gone) for i in range(len(msgs))),

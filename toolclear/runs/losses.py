@@ -335,7 +335,7 @@ class _RunFacts:
     refetch: list[tuple[int, int]] | None = None
     """Every (call, the earlier result it fetches again): found when first asked
     (``_refetch_pairs``)."""
-    drawn: dict[tuple[int, tuple[int, ...]], int] = field(default_factory=dict)
+    drawn: dict[tuple[int, ...], int] = field(default_factory=dict)
     """(reply, the holders of a term it used) -> the one it drew from: the same for every
     replay of the run (a term is lost only when all its holders are changed), so found
     once, when first asked."""
@@ -419,6 +419,8 @@ def losses(result: Any, messages: Sequence[Message] | None = None) -> Losses:
 
 
 _RESULT_KEY = "_lost"
+_STRETCH = 16
+"""A step that leaves out more messages than this is taken as one stretch."""
 
 
 def _all_changed(term: str, u: int, holders: dict[str, list[int]], entered: bytearray, low: int,
@@ -454,7 +456,7 @@ Candidate = tuple[str, int, tuple[tuple[str, int], ...]]
 
 def _lost_at(candidates: Iterable[Candidate], entered: bytearray, low: int, ok: dict[str, int],
              forms: dict[str, int], holders: dict[str, list[int]], k: int, original: Sequence[Message],
-             drawn: dict[tuple[int, tuple[int, ...]], int]) -> dict[int, list[str]]:
+             drawn: dict[tuple[int, ...], int]) -> dict[int, list[str]]:
     """At one reply: changed message -> the reply's terms that only its original held. A
     term ``u`` earlier messages held is lost when all ``u`` are changed (``entered``) and
     no changed form holds it; it is charged to the one of them the reply drew from
@@ -484,16 +486,23 @@ def _lost_at(candidates: Iterable[Candidate], entered: bytearray, low: int, ok: 
                 continue  # a holder of it is still in the context as it was
         if v and _in_sight(v, forms, holders, entered, low, ok):
             continue  # in another form (explain.go for explain_test.go, src/x.py for repo/src/x.py)
-        if term not in forms:
-            held_by = holders[term]
-            if u == 1:
-                lost.setdefault(held_by[0], []).append(term)
-                continue
-            key = (k, tuple(held_by[max(0, u - HOLDERS_COMPARED):u]))  # the same holders: one choice
-            got = drawn.get(key)
-            if got is None:
-                got = drawn[key] = _drawn_from(original[k], list(key[1]), original, spans)
-            lost.setdefault(got, []).append(term)
+        if term in forms:
+            continue
+        held_by = holders[term]
+        if u == 1:
+            got = held_by[0]
+        else:
+            # the same latest holders: one choice (a key built in one step: a compaction
+            # loses tens of thousands of terms a run)
+            key = (k, *held_by[u - HOLDERS_COMPARED:u]) if u > HOLDERS_COMPARED else (k, *held_by[:u])
+            got = drawn.get(key, -1)
+            if got < 0:
+                got = drawn[key] = _drawn_from(original[k], list(key[1:]), original, spans)
+        charged = lost.get(got)
+        if charged is None:
+            lost[got] = [term]
+        else:
+            charged.append(term)
     return lost
 
 
@@ -578,6 +587,55 @@ def _line_set(m: Message) -> frozenset[str]:
     return _lines_of(m)[1]
 
 
+class _Entered:
+    """The changed messages as the replay reaches them: which are changed, which have
+    entered the context changed (``entered``, a message changed before it arrived enters
+    when it does), and the pieces of their new forms in it (``forms``)."""
+
+    __slots__ = ("final", "facts", "entered", "is_changed", "changed", "pending", "forms")
+
+    def __init__(self, final: Sequence[Message], facts: _RunFacts) -> None:
+        self.final, self.facts = final, facts
+        self.entered = bytearray(len(final))
+        self.is_changed = bytearray(len(final))
+        self.changed = 0
+        self.pending: list[int] = []  # changed before they entered the context
+        self.forms: dict[str, int] = {}
+
+    def take(self, cleared: Sequence[int], k: int) -> None:
+        """A step's changes, at call ``k``."""
+        final, n, is_changed, entered = self.final, len(self.final), self.is_changed, self.entered
+        if len(cleared) > _STRETCH and 0 <= cleared[0] and cleared[-1] < min(k, n) and \
+                all(final[i].role == OMITTED for i in cleared):
+            # a compaction leaves a whole stretch out: entered at once, no form of it sent
+            fresh = [i for i in cleared if not is_changed[i]]
+            self.changed += len(fresh)
+            for i in fresh:
+                is_changed[i] = entered[i] = 1
+        elif cleared:
+            for i in cleared:
+                if not 0 <= i < n or is_changed[i]:
+                    continue
+                is_changed[i] = 1
+                self.changed += 1
+                if i >= k:
+                    heapq.heappush(self.pending, i)
+                else:
+                    self.enter(i)
+        pending = self.pending
+        while pending and pending[0] < k:
+            self.enter(heapq.heappop(pending))
+
+    def enter(self, i: int) -> None:
+        self.entered[i] = 1
+        f = self.final[i]
+        if f.role != OMITTED:  # left out of the request (a compaction): no form of it is sent
+            facts = self.facts
+            form = _pieces_among(f, facts.by_text, facts.by_terms, facts.among)
+            if form:
+                _count(self.forms, form)
+
+
 def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
     """One pass over the replay's steps. The unreduced side is the run's (``_RunFacts``);
     the policy's side is two running counts: the pieces of changed messages in the
@@ -590,42 +648,22 @@ def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
     if len(original) != len(result.messages):
         raise ConfigError(f"losses: {len(original)} original messages for a replay of {len(result.messages)}")
     facts = _run_facts(original)
-    final, n, candidates, holders = result.messages, len(original), facts.candidates, facts.holders
-    by_text, by_terms, among, replies = facts.by_text, facts.by_terms, facts.among, facts.replies
-    entered = bytearray(n)
+    final, candidates, holders, replies = result.messages, facts.candidates, facts.holders, facts.replies
+    seen = _Entered(final, facts)
+    entered, forms = seen.entered, seen.forms
     low = 0
     ok: dict[str, int] = {}
-    forms: dict[str, int] = {}
-    changed: set[int] = set()
-    pending: list[int] = []  # changed before they entered the context
     refs: list[LostReference] = []
     needed: set[int] = set()
     calls = 0
-
-    def enter(i: int) -> None:
-        entered[i] = 1
-        # left out of the request (a compaction): no form of it is sent
-        form = _pieces_among(final[i], by_text, by_terms, among) if final[i].role != OMITTED else None
-        if form:
-            _count(forms, form)
-
     for step in result.steps:
         k = step.call_index
-        for i in step.cleared_indices:
-            if i in changed or not 0 <= i < n:
-                continue
-            changed.add(i)
-            if i < k:
-                enter(i)
-            else:
-                heapq.heappush(pending, i)
-        while pending and pending[0] < k:
-            enter(heapq.heappop(pending))
+        seen.take(step.cleared_indices, k)
         if k not in replies:
             continue
         calls += 1
         terms = candidates.get(k)
-        if not terms or not changed:
+        if not terms or not seen.changed:
             continue
         low = _first_unchanged(entered, low)
         lost = _lost_at(terms, entered, low, ok, forms, holders, k, original, facts.drawn)
@@ -633,7 +671,8 @@ def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
             for i in sorted(lost):
                 refs.append(LostReference(k, i, tuple(lost[i]), original[i].role))
                 needed.add(i)
-    return _with_refetches(result, original, refs, needed, calls, len(changed),
+    changed = seen.changed
+    return _with_refetches(result, original, refs, needed, calls, changed,
                            judged=not changed or bool(facts.among) or any(m.tool_calls for m in original))
 
 

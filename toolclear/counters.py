@@ -16,8 +16,10 @@ import subprocess
 import sys
 import tempfile
 import threading
+from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 from ._kept import KeptFor
@@ -354,6 +356,17 @@ def count_tokens(
 
 
 _counted: KeptFor[tuple[int, ...]] = KeptFor(8)
+
+
+def prefix_sums(counts: Sequence[int]) -> array:
+    """``out[i]``: the tokens before message i, as a compact int64 array. The same
+    counts (a tuple, as ``count_tokens`` returns them) share one array: every replay of
+    a run keeps its prefix sums, and a sweep of sixteen settings on a 200,000-message
+    run held sixteen lists of Python ints (7 MB each) before they were shared."""
+    return _prefixes.get(counts, lambda: array("q", accumulate(counts, initial=0)))
+
+
+_prefixes: KeptFor[array] = KeptFor(8)
 
 
 def _count(messages: Sequence[Message], fn: TokenCounter, key: Any, named: bool,

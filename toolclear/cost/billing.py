@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._gc import paused_gc
 from .._kept import KeptFor
+from ..counters import prefix_sums
 from ..errors import ConfigError
 from ..model import Message, Usage, reply_time
 from ..result import Result
@@ -35,7 +36,7 @@ from .cache_model import (
     _rows,
     thinking_kept,
 )
-from .calibration import MAX_SCALE, MIN_SCALE, beyond_transcript, cut_before, fit_line, prefix_sums
+from .calibration import MAX_SCALE, MIN_SCALE, beyond_transcript, cut_before, fit_line
 from .logfacts import (
     COMPACTION_TEXT,
     SYNTHETIC_MODEL,
@@ -511,7 +512,7 @@ def _with_media(result: Result, p: Pricing) -> tuple[Result, str | None]:
         saved = array("q", (sv + changed_fix(trace.ends[a]) for a, sv in zip(trace.at, trace.saved)))
         each = array("q", (sv + grown for sv, grown in zip(trace.changed_saved, accumulate(
             fix.get(i, 0) for i in trace.changed))))  # running totals: each cleared image's fix adds up
-        trace = trace._replace(prefix=tuple(prefix), saved=saved, changed_saved=each)
+        trace = trace._replace(prefix=array("q", prefix), saved=saved, changed_saved=each)
     billed = sum(fix.values())
     note = (f"{len(fix)} message(s) with images, PDFs or audio counted as {_provider(p)} bills them (images by "
             f"their pixels, PDFs by their pages, audio by its length): {billed:+,} tokens against their base64 text; "

@@ -18,9 +18,8 @@ The cache, per kind:
 * ``gemini``: implicit caching: the same, without the 128-token steps.
 * ``none``: everything uncached.
 
-Times come from the log's recorded usage where it has them; where it does not, calls
-are taken to follow each other within the TTL.
-"""
+Times come from the log's recorded usage where it has them, else calls follow each
+other within the TTL."""
 
 from __future__ import annotations
 
@@ -287,9 +286,10 @@ _arrays_kept: KeptFor[Any] = KeptFor(8)
 
 
 def _int_array(np: Any, values: Sequence[int]) -> Any:
-    """``values`` as an int64 array, kept for the same (immutable) sequence: the prefix
-    sums of a transcript are shared by every replay of it."""
-    return _arrays_kept.get(values, lambda: np.fromiter(values, dtype=np.int64, count=len(values)))
+    """``values`` as an int64 array: a view of an array (the prefix sums every replay of a
+    run shares), else kept for the same tuple (a run's token counts)."""
+    return _ints(np, values) if isinstance(values, array) else _arrays_kept.get(
+        values, lambda: np.fromiter(values, dtype=np.int64, count=len(values)))
 
 
 def _ints(np: Any, values: Sequence[int]) -> Any:

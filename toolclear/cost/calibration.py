@@ -13,14 +13,14 @@ as sent: each call's unreduced context is what it recorded, the policy's savings
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate
 from operator import mul
 
 from .._kept import KeptFor
-from ..counters import TokenCounter, count_tokens
+from ..counters import TokenCounter, count_tokens, prefix_sums
 from ..model import Message
 
 __all__ = ["Calibration", "calibrate"]
@@ -124,11 +124,6 @@ def beyond_transcript(prompts: Mapping[int, int], prefix: Sequence[int], cuts: S
             cut = cuts[k - 1] if k else 0
             out[k].append(prompts[end] - round(scale * (prefix[end] - prefix[cut])))
     return out
-
-
-def prefix_sums(counts: Iterable[int]) -> list[int]:
-    """``out[i]``: the tokens before message i."""
-    return list(accumulate(counts, initial=0))
 
 
 _calibrations: KeptFor[Calibration] = KeptFor(4)

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from .._gc import paused_gc
-from ..counters import TokenCounter, count_tokens
+from ..counters import TokenCounter, count_tokens, prefix_sums
 from ..model import OMITTED, Message, MessageStatus, Slot, ToolCall
 from ..result import Result, Step, Trace
 
@@ -146,9 +146,7 @@ def assemble(
     """Run ``engine`` over ``calls`` and keep what each call sent."""
     n = len(original)
     counts = count_tokens(original, counter)
-    prefix = [0] * (n + 1)
-    for i, c in enumerate(counts):
-        prefix[i + 1] = prefix[i] + c
+    prefix = prefix_sums(counts)
     view: dict[int, Message] = {}
     view_count: dict[int, int] = {}
     saved = 0
@@ -205,5 +203,5 @@ def assemble(
     return Result(
         messages=messages, steps=tuple(steps), token_counts=counts, cleared_at=tuple(changed_at), config=config,
         token_counts_original=counts, files=dict(files or {}), notes=notes, mode=mode, _seen=original,
-        _statuses=statuses, _counts_after=after, _trace=Trace(array("q", calls), tuple(prefix), at, at_low, at_high, at_saved),
+        _statuses=statuses, _counts_after=after, _trace=Trace(array("q", calls), prefix, at, at_low, at_high, at_saved),
     )

@@ -97,7 +97,7 @@ def fast_replay(messages: Any, config: AsRecordedConfig, *, counter: Any = None,
     from itertools import accumulate
 
     from .._gc import paused_gc
-    from ..counters import get_counter
+    from ..counters import get_counter, prefix_sums
     from ..result import Step, Trace
     from ._engine import model_calls
 
@@ -105,9 +105,7 @@ def fast_replay(messages: Any, config: AsRecordedConfig, *, counter: Any = None,
     count = get_counter(counter)
     engine = RecordedEngine(msgs, count)
     counts = engine.counts
-    prefix = [0] * (len(msgs) + 1)
-    for i, c in enumerate(counts):
-        prefix[i + 1] = prefix[i] + c
+    prefix = prefix_sums(counts)
     calls = model_calls(msgs)
     changed_at: list[int | None] = [None] * len(msgs)
     steps: list[Step] = []
@@ -152,7 +150,7 @@ def fast_replay(messages: Any, config: AsRecordedConfig, *, counter: Any = None,
     result = Result(messages=tuple(final), steps=tuple(steps), token_counts=counts, cleared_at=tuple(changed_at),
                     config=config, token_counts_original=counts, mode="replay", _seen=msgs,
                     _statuses=lambda: tuple(engine.status(i, i in gone) for i in range(len(msgs))),
-                    _counts_after=after, _trace=Trace(array("q", calls), tuple(prefix), at, low, high, saved_at,
+                    _counts_after=after, _trace=Trace(array("q", calls), prefix, at, low, high, saved_at,
                                  *((each, each_saved) if ascending else ())),
                     _changed=tuple(each) if ascending else tuple(sorted(each)))
     return engine.finish(result)

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..cost.calibration import STRETCH_CALLS, Calibration, as_sent, beyond_transcript, cut_before, prefix_sums
-from ..counters import TokenCounter, count_tokens, get_counter
+from ..cost.calibration import STRETCH_CALLS, Calibration, as_sent, beyond_transcript, cut_before
+from ..counters import TokenCounter, count_tokens, get_counter, prefix_sums
 from ..errors import ConfigError
 from ..model import Message, MessageStatus, Transcript
 from ..policies import BUILT_IN, spec_for

@@ -10,7 +10,7 @@ import pytest
 
 import toolclear as tc
 from toolclear import CounterUnavailableError, Message, ToolCall
-from toolclear.counters import utf8_len
+from toolclear.counters import count_key, utf8_len
 
 
 def test_eino_counts_utf8_bytes_of_content_and_arguments() -> None:
@@ -58,7 +58,7 @@ def test_counts_are_cached_once_per_message() -> None:
     tc.replay(msgs, config)
     assert calls == ["abc", "de"]
     tc.count_tokens(msgs, "cl100k_base")
-    assert msgs[0]._memo["cl100k_base"] == 1
+    assert msgs[0]._memo[count_key("cl100k_base")] == 1
 
 
 def test_list_counters_says_what_works_here() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -431,3 +432,25 @@ def test_the_misread_checks_walk_counts_as_the_plain_walk(path) -> None:
     doc = parse(path.read_bytes())
     roots = [r for _, r in doc.records()] if doc.kind == "jsonl" else [doc.value]
     assert _looks_like_tool_output(doc) == sum(_plain_tool_output(r) for r in roots)
+
+
+def test_jsonl_records_are_let_go_after_reading_and_parsed_again_for_writing(tmp_path: Path) -> None:
+    """A loaded JSON Lines log keeps its bytes and line offsets, not every parsed record
+    (the largest part of a log of many small messages); a record asked for afterwards is
+    the line parsed again, and writing back still changes only the edited line."""
+    from toolclear.formats._doc import _LineRecords
+
+    lines = [json.dumps({"role": "user", "content": "go"}),
+             json.dumps({"role": "assistant", "content": "", "tool_calls": [
+                 {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]}),
+             "",
+             json.dumps({"role": "tool", "tool_call_id": "c1", "content": "x" * 50, "extra": {"k": [1, 2]}})]
+    path = tmp_path / "run.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    t = tc.load(path)
+    doc = t._binding.doc
+    assert isinstance(doc.value, _LineRecords)
+    assert list(doc.value) == [json.loads(x) if x else None for x in lines] + [None]
+    assert doc.value[-2] == json.loads(lines[3]) and doc.value[1:2] == [json.loads(lines[1])]
+    out = tc.dump(t, [m.replaced("[gone]") if m.role == "tool" else m for m in t.messages]).decode().split("\n")
+    assert out[:3] == lines[:3] and json.loads(out[3])["content"] == "[gone]" and json.loads(out[3])["extra"] == {"k": [1, 2]}

@@ -212,7 +212,9 @@ def load_all(
         if problems:
             # it looked like this format, but nothing in it could be read: say what is missing
             raise TranscriptError(f"no message could be read ({problems[0]})", source=label, format=reader.name)
-    return check_coverage(doc, transcripts)
+    checked = check_coverage(doc, transcripts)
+    doc.let_go()  # the parsed records: nothing reads them now (writing back parses a line again)
+    return checked
 
 
 _TOOL_TYPES = frozenset({

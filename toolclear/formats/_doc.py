@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import re
+from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -177,7 +178,7 @@ class Document:
     codec: str = "utf-8"
     bom: bytes = b""
     _lines: list[str] | None = None  # JSON Lines read from decoded text (non-UTF-8 files)
-    _offsets: list[int] | None = None  # JSON Lines read from UTF-8 bytes: where each line starts
+    _offsets: Sequence[int] | None = None  # JSON Lines read from UTF-8 bytes: where each line starts
     _text: str | None = None
     _node: Any = None  # YAML: the composed node tree, for byte-exact write-back
     _non_finite: str | None = None  # 'NaN' / 'Infinity' when the file writes one as a number, '' when not
@@ -210,6 +211,14 @@ class Document:
         start = body_start + self._offsets[i]
         end = body_start + self._offsets[i + 1] - 1 if i + 1 < len(self._offsets) else len(self.data)
         return self.data[start:end].decode("utf-8", "surrogatepass")
+
+    def let_go(self) -> None:
+        """Once its transcripts are read, JSON Lines parsed from bytes keep only the bytes
+        and where each line starts: a line is parsed again if writing back needs its value
+        (an edit inside a JSON body embedded in it). The parsed records were the largest
+        part of a loaded log of many small messages, and nothing reads them after."""
+        if self.kind == "jsonl" and self._offsets is not None and not isinstance(self.value, _LineRecords):
+            self.value = _LineRecords(self)
 
     @property
     def bad_lines(self) -> list[BadLine]:
@@ -394,9 +403,38 @@ def _parse_chunk(n: int, chunk: bytes) -> Any:
     return _parse_line(n, line)
 
 
-def _parse_jsonl_bytes(body: bytes) -> tuple[list[int], list[Any]] | None:
+class _LineRecords(Sequence[Any]):
+    """A JSON Lines document's records, each parsed again from its line when asked for."""
+
+    def __init__(self, doc: Document) -> None:
+        self._doc = doc
+
+    def __len__(self) -> int:
+        assert self._doc._offsets is not None
+        return len(self._doc._offsets)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(i)
+        doc = self._doc
+        assert doc._offsets is not None
+        start = len(doc.bom) + doc._offsets[i]
+        end = len(doc.bom) + doc._offsets[i + 1] - 1 if i + 1 < n else len(doc.data)
+        chunk = doc.data[start:end]
+        return _parse_chunk(i + 1, chunk) if chunk.strip() else None
+
+    def __iter__(self) -> Iterator[Any]:
+        return (self[i] for i in range(len(self)))
+
+
+def _parse_jsonl_bytes(body: bytes) -> tuple[array, list[Any]] | None:
     """JSON Lines straight from UTF-8 bytes, one line decoded at a time."""
-    offsets: list[int] = []
+    offsets = array("q")
     records: list[Any] = []
     pos, n, size = 0, 0, len(body)
     while True:

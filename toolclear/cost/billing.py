@@ -300,11 +300,23 @@ def _log_summarizations(result: Result, cuts: Sequence[int],
     records: the context as the log records it (Claude Code's pre-compaction tokens, else
     the prompt of the last recorded call before it), the summary as the transcript holds
     it, and the call's own usage where the log bills it (Anthropic's iterations)."""
+    log = _log_of(result)
+    # a fact of the run: every replay of it calls where the log did, from the same counts
+    return _summarizations_kept.get(result.token_counts, lambda: _log_summarizations_of(result, log, cuts, scale),
+                                    extra=(id(log), tuple(cuts), scale, result.mode, len(result.steps)))
+
+
+_summarizations_kept: KeptFor[list[tuple[int, int, int, bool, Usage | None]]] = KeptFor(8)
+
+
+def _log_summarizations_of(result: Result, log: Sequence[Message], cuts: Sequence[int],
+                           scale: float) -> list[tuple[int, int, int, bool, Usage | None]]:
     from .logfacts import context_before, log_compactions
 
-    log = _log_of(result)
     by_index = {c.position: c for c in log_compactions(log)}
-    ends = [s.call_index for s in result.model_call_steps]
+    tr = result._trace
+    ends = tr.ends[:-1] if tr is not None and len(tr.ends) == len(result.steps) and result.mode == "replay" \
+        else [s.call_index for s in result.model_call_steps]
     out = []
     for cut in cuts:
         pos = bisect_left(ends, cut + 1)

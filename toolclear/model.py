@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import enum
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -27,6 +28,9 @@ __all__ = [
     "Transcript",
     "Usage",
 ]
+
+
+_intern = sys.intern
 
 
 class Slot(enum.Enum):
@@ -273,6 +277,12 @@ class Message:
     def __post_init__(self) -> None:
         if not isinstance(self.tool_calls, tuple):
             object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+        # a parser makes a new string for every "assistant" and every tool's name: one
+        # copy each (a log of 200,000 messages held 200,000 role strings)
+        if type(self.role) is str:
+            object.__setattr__(self, "role", _intern(self.role))
+        if self.tool_name and type(self.tool_name) is str:
+            object.__setattr__(self, "tool_name", _intern(self.tool_name))
 
     @property
     def is_tool_result(self) -> bool:

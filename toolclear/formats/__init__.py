@@ -190,7 +190,8 @@ def load_all(
         with paused_gc():
             doc = parse(data)
         if reader is None:
-            reader = _detect(doc)
+            with paused_gc():  # every reader's sniff walks the records: no cycles made
+                reader = _detect(doc)
         elif reader.expects and not reader.sniff(doc):
             # what was found, without the auto-detect hint of what else it could be
             found = _describe(doc).split("; expected ")[0]
@@ -212,7 +213,8 @@ def load_all(
         if problems:
             # it looked like this format, but nothing in it could be read: say what is missing
             raise TranscriptError(f"no message could be read ({problems[0]})", source=label, format=reader.name)
-    checked = check_coverage(doc, transcripts)
+    with paused_gc():
+        checked = check_coverage(doc, transcripts)
     doc.let_go()  # the parsed records: nothing reads them now (writing back parses a line again)
     return checked
 

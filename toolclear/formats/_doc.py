@@ -14,7 +14,7 @@ import re
 from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import TranscriptError
@@ -182,6 +182,9 @@ class Document:
     _text: str | None = None
     _node: Any = None  # YAML: the composed node tree, for byte-exact write-back
     _non_finite: str | None = None  # 'NaN' / 'Infinity' when the file writes one as a number, '' when not
+    derived: dict[str, Any] = field(default_factory=dict, repr=False)
+    """What readers work out from the value while the file is read (each reader's sniff
+    and its read ask for the same message lists): emptied by ``let_go``."""
 
     @property
     def non_finite(self) -> str:
@@ -217,6 +220,7 @@ class Document:
         and where each line starts: a line is parsed again if writing back needs its value
         (an edit inside a JSON body embedded in it). The parsed records were the largest
         part of a loaded log of many small messages, and nothing reads them after."""
+        self.derived.clear()
         if self.kind == "jsonl" and self._offsets is not None and not isinstance(self.value, _LineRecords):
             self.value = _LineRecords(self)
 
@@ -238,10 +242,16 @@ class Document:
         return None
 
     def records(self) -> Iterable[tuple[int, Any]]:
-        """JSON Lines: (0-based line index, parsed value) for every JSON line."""
-        for i, rec in enumerate(self.value):
-            if rec is not None and not isinstance(rec, BadLine):
-                yield i, rec
+        """JSON Lines: (0-based line index, parsed value) for every JSON line. Listed
+        once while the file is read (auto-detection asks every reader, and each walks
+        them); parsed again, and not kept, once the document has let its values go."""
+        if isinstance(self.value, _LineRecords):
+            return ((i, rec) for i, rec in enumerate(self.value) if rec is not None and not isinstance(rec, BadLine))
+        got: list[tuple[int, Any]] | None = self.derived.get("records")
+        if got is None:
+            got = self.derived["records"] = [(i, rec) for i, rec in enumerate(self.value)
+                                             if rec is not None and not isinstance(rec, BadLine)]
+        return got
 
     def _spliced(self, text: str, edits: Mapping[Path, Any], where: str) -> str:
         """JSON ``text`` with only the edited values' characters replaced."""

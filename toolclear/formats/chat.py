@@ -112,7 +112,15 @@ def _body(path: Path, body: dict[str, Any], **kw: Any) -> Conversation:
 
 
 def find_conversations(doc: Document) -> list[Conversation] | None:
-    """Every message list in the document, or None when it holds none."""
+    """Every message list in the document, or None when it holds none (found once per
+    document: the sniff of each chat format and the read ask again)."""
+    if "conversations" not in doc.derived:
+        doc.derived["conversations"] = _find_conversations(doc)
+    found: list[Conversation] | None = doc.derived["conversations"]
+    return found
+
+
+def _find_conversations(doc: Document) -> list[Conversation] | None:
     value = doc.value
     if doc.kind == "jsonl":
         records = list(doc.records())

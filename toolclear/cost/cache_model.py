@@ -227,7 +227,7 @@ def _price_run(result: Result, pricing: Pricing, overhead: int, scale: float, wi
     counts = result.token_counts
     after = result.token_counts_after
     tree = _Fenwick(counts)
-    thinking = _thinking_facts(msgs, counts) if kept != "all" else None
+    thinking = _thinking_facts(msgs, counts, log) if kept != "all" else None
     cache_ = _Cache(pricing, overhead)
     if warm:  # the first call found this much already cached (an earlier session's system prompt)
         cache_.base, cache_.base_alive = min(warm, overhead) or warm, True
@@ -369,7 +369,7 @@ def _call_facts(result: Result, scale: float, kept: ThinkingKept = "all") -> dic
         times = np.where(inside, la.time[at], np.nan)
         out = np.where(inside, la.out[at], -1)
         outs = np.where(out >= 0, out, outs)
-    thinking = _thinking_facts(msgs, counts) if kept != "all" else None
+    thinking = _thinking_facts(msgs, counts, log) if kept != "all" else None
     strip = lim = None
     if thinking is not None:  # earlier thinking the provider does not re-send
         think = np.asarray(thinking[0], dtype=i64)

@@ -289,11 +289,15 @@ def _log_of(result: Result) -> Sequence[Message]:
 _has_thinking: KeptFor[bool] = KeptFor(8)
 
 
-def _thinking_facts(messages: Sequence[Message], counts: Sequence[int]) -> tuple[list[int], list[int]] | None:
+def _thinking_facts(messages: Sequence[Message], counts: Sequence[int],
+                    log: Sequence[Message] | None = None) -> tuple[list[int], list[int]] | None:
     """(thinking tokens before each message, the last user turn before each message),
     or None when no message holds thinking. A message's thinking tokens are its count's
-    share of the thinking's characters."""
-    if not _has_thinking.get(messages, lambda: any(m.meta and m.meta.get("thinking") for m in messages)):
+    share of the thinking's characters. ``log``: the run as recorded, asked whether it
+    holds thinking at all (a policy only ever takes thinking away), so the answer is
+    kept for the run, not for each replay's messages (which the cache would keep alive)."""
+    probe = log if log is not None else messages
+    if not _has_thinking.get(probe, lambda: any(m.meta and m.meta.get("thinking") for m in probe)):
         return None
     think = [0]
     last_user = [0]

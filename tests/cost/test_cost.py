@@ -374,3 +374,28 @@ def test_thinking_the_model_does_not_re_send_is_not_billed(model, dropped) -> No
     # (Haiku 4.5: the first turn's two replies; Gemini: all four; Opus 4.5: none)
     assert last.prompt_tokens == pytest.approx(sum(tc.count_tokens(msgs)[:-1]) - dropped, abs=8)
     assert any("thinking" in a for a in c.assumptions) == (dropped > 0)
+
+
+@pytest.mark.parametrize("model", ["claude-sonnet-4-5", "gpt-5", "gemini-2.5-pro"])
+def test_pricing_keeps_no_replay_messages_alive(model: str) -> None:
+    """The caches of what a run holds are keyed by the run as recorded, never by a
+    replay's final messages: a kept replay tuple keeps every cleared copy alive (a
+    200,000-message verdict held the last eight replays' messages)."""
+    import importlib
+    import pkgutil
+
+    from toolclear._kept import KeptFor
+
+    msgs = tuple(m for k in range(40) for m in (
+        tc.Message("user", f"task {k}"),
+        tc.Message("assistant", "", tool_calls=(tc.ToolCall(f"c{k}", "read_file", "{}"),)),
+        tc.Message("tool", "x " * 3000, tool_call_id=f"c{k}", tool_name="read_file")))
+    r = tc.replay(msgs, tc.ClearToolResultConfig(tool_result_token_threshold=2000, keep_recent_tokens=2000))
+    assert r.messages != msgs
+    tc.cost(r, model)
+    tc.losses(r)
+    package = importlib.import_module("toolclear.cost")  # the attribute is the function
+    for info in pkgutil.walk_packages(package.__path__, "toolclear.cost."):
+        for name, kept in vars(importlib.import_module(info.name)).items():
+            if isinstance(kept, KeptFor):
+                assert all(src is not r.messages for src, _ in kept._items.values()), f"{info.name}.{name}"

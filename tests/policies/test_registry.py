@@ -120,6 +120,22 @@ def test_register_refuses_a_taken_name_or_config() -> None:
     assert "drop-long" not in preset_names() and len(registered()) >= len(BUILT_IN) >= 6
 
 
+def test_the_shortest_spec_is_the_policy_under_its_name() -> None:
+    """One shape for toolclear's policies and other packages': a spec with no presets
+    is picked by its own name, its whole-number settings the sliders."""
+    spec = register(PolicySpec("drop-long-short", toy_policy.DropLongConfig, toy_policy.SPEC.engine))
+    try:
+        (preset,) = spec.presets
+        assert (preset.name, preset.label) == ("drop-long-short", "drop-long-short")
+        assert [k.field for k in spec.knobs] == [f for f, v in vars(toy_policy.DropLongConfig()).items()
+                                                 if type(v) is int] != []
+        config = lab.parse_policy("drop-long-short:" + spec.knobs[0].field + "=7")
+        assert isinstance(config, toy_policy.DropLongConfig) and getattr(config, spec.knobs[0].field) == 7
+        assert tc.replay(tc.load(SAMPLE).messages, config).steps
+    finally:
+        unregister(spec.name)
+
+
 FAMILIES = tuple(s.config.__module__.rsplit(".", 1)[1] for s in BUILT_IN)  # one module each, read off the registry
 FLOOR = {"toolclear.errors", "toolclear.model", "toolclear.counters", "toolclear.result", "toolclear.policies._checks", "toolclear._files",
          "toolclear._gc", "toolclear._kept", "toolclear.policies.offload", "toolclear.cost.logfacts", "toolclear.cost.windows"}

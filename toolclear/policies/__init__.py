@@ -12,12 +12,12 @@ from __future__ import annotations
 import warnings
 from dataclasses import replace
 from importlib import import_module
-from typing import Any, get_args
+from typing import Any
 
 from ..errors import ConfigError
-from ._spec import Knob, PolicyInfo, PolicySpec, Preset, SliderUnit
+from ._spec import Knob, PolicySpec, Preset, SliderUnit
 
-__all__ = ["BUILT_IN", "ENTRY_POINT_GROUP", "Knob", "PolicyInfo", "PolicyName", "PolicySpec", "Preset", "PresetName",
+__all__ = ["BUILT_IN", "ENTRY_POINT_GROUP", "Knob", "PolicyName", "PolicySpec", "Preset", "PresetName",
            "SliderUnit", "plugin_for", "plugins", "preset_named", "preset_names", "register", "registered",
            "spec_for", "unregister"]
 
@@ -59,7 +59,6 @@ BUILT_IN: tuple[PolicySpec, ...] = tuple(import_module(f"{__name__}.{module}").S
 """toolclear's own policies, in the order the app and the CLI list them."""
 
 _ADDED: dict[str, PolicySpec] = {}
-_UNITS = get_args(SliderUnit)
 
 
 _LOADED: dict[str, PolicySpec] | None = None
@@ -68,8 +67,8 @@ _LOADED: dict[str, PolicySpec] | None = None
 def plugins() -> dict[str, PolicySpec]:
     """Every policy other packages declare, by name (loaded once; one that fails to load
     or takes a name already taken is left out with a warning naming it, never breaking
-    toolclear). An entry point names a ``PolicySpec``, a ``PolicyInfo``, or a callable
-    returning either."""
+    toolclear). An entry point names a ``PolicySpec`` (the shape toolclear's own policies
+    register with) or a callable returning one."""
     global _LOADED
     if _LOADED is not None:
         return _LOADED
@@ -80,14 +79,13 @@ def plugins() -> dict[str, PolicySpec]:
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         try:
             obj = ep.load()
-            if callable(obj) and not isinstance(obj, (PolicyInfo, PolicySpec)):
+            if callable(obj) and not isinstance(obj, PolicySpec):
                 obj = obj()
-            if not isinstance(obj, (PolicyInfo, PolicySpec)):
-                raise ConfigError("expected a toolclear.policies.PolicySpec or a toolclear.policies.PolicyInfo, "
-                                  f"got {type(obj).__name__}")
+            if not isinstance(obj, PolicySpec):
+                raise ConfigError(f"expected a toolclear.policies.PolicySpec, got {type(obj).__name__}")
             dist = getattr(ep, "dist", None)
             source = getattr(dist, "name", "") or ep.value
-            spec = _from_plugin(obj, source) if isinstance(obj, PolicyInfo) else replace(obj, source=source)
+            spec = replace(obj, source=source)
             clash = [p.name for p in spec.presets if p.name in taken]
             if clash:
                 raise ConfigError(f"the name {clash[0]!r} is taken")
@@ -103,20 +101,6 @@ def plugins() -> dict[str, PolicySpec]:
 def plugin_for(config: Any) -> PolicySpec | None:
     """The plugin whose config this is (None for toolclear's own policies)."""
     return next((s for s in plugins().values() if type(config) is s.config), None)
-
-
-def _from_plugin(info: PolicyInfo, source: str) -> PolicySpec:
-    """A plugin's ``PolicyInfo`` as a spec (its engine takes the messages, the config
-    and the counter)."""
-    engine = info.engine
-    knobs = tuple(Knob(f, label, unit if unit in _UNITS else "uses", hint)  # type: ignore[arg-type]
-                  for f, label, unit, hint in info.sliders)
-    return PolicySpec(
-        name=info.name, config=info.config,
-        engine=lambda messages, config, counter, **_: engine(tuple(messages), config, counter),
-        presets=(Preset(info.name, info.label or info.name,
-                        info.help or f"a policy from {source}.", info.config, knobs),),
-        aliases=dict(info.aliases), sticky=info.sticky, source=source)
 
 
 def registered() -> tuple[PolicySpec, ...]:

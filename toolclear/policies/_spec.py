@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from ..errors import ConfigError
 
-__all__ = ["Knob", "Option", "OptionKind", "PolicyInfo", "PolicySpec", "Preset", "SliderUnit"]
+__all__ = ["Knob", "Option", "OptionKind", "PolicySpec", "Preset", "SliderUnit"]
 
 SliderUnit = Literal["tokens", "lc_tokens", "rd_tokens", "rounds", "uses", "messages", "steps"]
 """What a slider's range is sized to on the loaded conversation: its tokens (by the
@@ -97,8 +97,10 @@ class PolicySpec:
     """A frozen dataclass: the policy's settings, each with a default."""
     engine: Engine
     """Builds the engine a replay advances call by call."""
-    presets: tuple[Preset, ...]
-    """The names it is picked by (the first is the policy itself)."""
+    presets: tuple[Preset, ...] = ()
+    """The names it is picked by (the first is the policy itself). Left empty (a plugin's
+    shortest form), the policy itself under its name, every whole-number setting a
+    slider over "uses"."""
     aliases: Mapping[str, str] = field(default_factory=dict)
     """Short option names in a ``--policy`` spec -> the config's field names."""
     sticky: bool = False
@@ -153,7 +155,8 @@ class PolicySpec:
     def __post_init__(self) -> None:
         _check(self.name, self.config, self.engine)
         if not self.presets:
-            raise ConfigError(f"policy {self.name}: at least one preset (the policy itself)")
+            object.__setattr__(self, "presets", (Preset(self.name, self.name, "", self.config,
+                                                        default_knobs(self.config)),))
 
     def preset_of(self, config: Any) -> Preset:
         """The named preset ``config`` is (OpenHands', SWE-agent's), else the policy itself."""
@@ -182,41 +185,3 @@ def default_knobs(config: type, unit: SliderUnit = "uses") -> tuple[Knob, ...]:
 
 def names_of(specs: Sequence[PolicySpec]) -> list[str]:
     return [p.name for s in specs for p in s.presets]
-
-
-@dataclass(frozen=True)
-class PolicyInfo:
-    """Everything toolclear needs to know about a policy from another package."""
-
-    name: str
-    """Its name in ``--policy`` specs and the app (lower case, no ':' or ',')."""
-    config: type
-    """A frozen dataclass: the policy's settings, each with a default."""
-    engine: Callable[[tuple[Any, ...], Any, Any], Any]
-    """``engine(messages, config, counter)`` -> an object with ``advance(length)`` (a
-    mapping: message index -> the message as the policy shows it, or None for the
-    original; only what changed since the previous call) and ``status(index, changed)``
-    (a ``MessageStatus``)."""
-    label: str = ""
-    """The app's picker label (default: the name)."""
-    help: str = ""
-    aliases: Mapping[str, str] = field(default_factory=dict)
-    """Short option names in a spec -> the config's field names."""
-    knobs: tuple[tuple[str, str, str, str], ...] = ()
-    """The app's sliders: (field, label, what it ranges over: "tokens", "uses" or
-    "messages", help). Default: every whole-number field, over "uses"."""
-    sticky: bool = False
-    """Its edits stay in the agent's history (as eino's do); else each call starts afresh."""
-    source: str = ""
-    """The distribution that declared it (filled in when loaded)."""
-
-    def __post_init__(self) -> None:
-        _check(self.name, self.config, self.engine)
-
-    @property
-    def sliders(self) -> tuple[tuple[str, str, str, str], ...]:
-        if self.knobs:
-            return self.knobs
-        base = self.config()
-        return tuple((f.name, f.name.replace("_", " "), "uses", "")
-                     for f in fields(self.config) if type(getattr(base, f.name)) is int)

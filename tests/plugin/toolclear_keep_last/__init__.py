@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from toolclear import Message, MessageStatus
-from toolclear.policies import PolicyInfo
+from toolclear.policies import Knob, PolicySpec, Preset
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,7 @@ class KeepLastConfig:
 class KeepLastEngine:
     """Advanced over each call's prefix; answers only what changed since the last call."""
 
-    def __init__(self, messages: tuple[Message, ...], config: KeepLastConfig, counter: object) -> None:
+    def __init__(self, messages: tuple[Message, ...], config: KeepLastConfig, counter: object, **_: object) -> None:
         self.msgs, self.config = messages, config
         self.results: list[int] = []
         self.scan = 0
@@ -46,13 +46,16 @@ class KeepLastEngine:
         return MessageStatus.PROTECTED if self.msgs[index].role == "tool" else MessageStatus.KEPT
 
 
-POLICY = PolicyInfo(
+POLICY = PolicySpec(
     name="keep-last",
     config=KeepLastConfig,
     engine=KeepLastEngine,
-    label="Keep the last N results (plugin)",
-    help="Every tool result but the last n becomes a placeholder once there are more than `after`.",
+    presets=(Preset(
+        "keep-last", "Keep the last N results (plugin)",
+        "Every tool result but the last n becomes a placeholder once there are more than `after`.",
+        KeepLastConfig,
+        (Knob("n", "Results kept", "uses", "The latest results left whole."),
+         Knob("after", "Start after (results)", "uses", "Nothing is cleared until there are more results.")),
+    ),),
     aliases={"keep": "n"},
-    knobs=(("n", "Results kept", "uses", "The latest results left whole."),
-           ("after", "Start after (results)", "uses", "Nothing is cleared until there are more results.")),
 )

@@ -93,7 +93,18 @@ def test_dask_engine_on_a_real_local_cluster(small) -> None:
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             Client(cluster) as client:
         assert len(client.scheduler_info()["workers"]) == 2  # separate worker processes
-        dask = tc.sweep_corpus(corpus, CONFIGS, engine="dask", client=client)
+        sent: list[object] = []
+
+        class Watched:  # the client as the sweep uses it, seeing what each task is sent
+            def __getattr__(self, name: str) -> object:
+                return getattr(client, name)
+
+            def submit(self, fn: object, batch: object, settings: object, **kw: object) -> object:
+                sent.append(settings)
+                return client.submit(fn, batch, settings, **kw)
+        dask = tc.sweep_corpus(corpus, CONFIGS, engine="dask", client=Watched())
+        # the settings scattered once: every task gets the same future, not a copy of them
+        assert len(sent) > 1 and all(type(x).__name__ == "Future" and x is sent[0] for x in sent)
         by_address = tc.sweep_corpus(corpus, CONFIGS[:2], engine="dask", scheduler=cluster.scheduler_address)
     assert dask.table.equals(serial.table) and dask.errors == serial.errors
     assert by_address.table.equals(tc.sweep_corpus(corpus, CONFIGS[:2], engine="serial").table)

@@ -635,7 +635,9 @@ def _run_dask(items: Iterable[Item], shared: tuple[Any, ...], client: Any, sched
             raise ConfigError("engine='dask' needs client= (a dask.distributed.Client) or scheduler= (an address)")
         own = client = _connect(Client, scheduler)
     try:
-        yield from _in_order(lambda b: client.submit(_work_batch, b, shared, pure=False), lambda fut: fut.result(),
+        # the settings (configs, pricing, calibration) go to every worker once, not with each task
+        (settings,) = client.scatter([shared], broadcast=True, hash=False)
+        yield from _in_order(lambda b: client.submit(_work_batch, b, settings, pure=False), lambda fut: fut.result(),
                              _batches(items, 4), 8 * max(1, len(client.scheduler_info().get("workers", {})) or 1))
     finally:
         if own is not None:

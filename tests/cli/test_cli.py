@@ -205,3 +205,26 @@ def test_inspect_takes_threshold_and_keep() -> None:
     r = tc.reduce_by_tokens(tc.load(SAMPLE).messages, tc.ClearToolResultConfig(100, 200))
     assert "eino 100/200:" in text
     assert f"single pass: clears {len(r.cleared_indices)} result(s)" in text
+
+
+@pytest.mark.parametrize("command", [["inspect"], ["compare"], ["reduce", "--policy", "anthropic:trigger=1000"],
+                                     ["report"]])
+def test_a_command_freezes_what_it_loads_and_gives_it_back(command: list[str], monkeypatch) -> None:
+    """A command freezes the loaded objects out of the collector while it runs (each
+    replay's allocations would otherwise make it walk them again) and unfreezes them
+    when it ends, even on an error, so a caller's process is left as it was."""
+    import gc
+
+    seen: list[int] = []
+    real = gc.freeze
+
+    def freeze() -> None:
+        real()
+        seen.append(gc.get_freeze_count())
+    monkeypatch.setattr(gc, "freeze", freeze)
+    out, err = io.BytesIO(), io.StringIO()
+    assert main([command[0], str(SAMPLES / "coding-agent.openai.json"), *command[1:]], stdout=out, stderr=err) == 0, \
+        err.getvalue()
+    assert seen and seen[0] > 1000 and gc.get_freeze_count() == 0
+    assert main(["inspect", str(SAMPLES / "coding-agent.openai.json"), "--policy", "nope"], stdout=out,
+                stderr=err) == 2 and gc.get_freeze_count() == 0

@@ -14,7 +14,7 @@ from typing import IO, Any
 
 from ..errors import ToolclearError
 from .info import _app, _counters, _formats, _policies, _prices, app_command
-from .output import _FIRST_FAILURE, _NOTED, _WRITTEN, check_outputs, terminal_text
+from .output import _FIRST_FAILURE, _FROZEN, _NOTED, _WRITTEN, check_outputs, terminal_text
 from .parser import UsageError, _parser
 from .run import _advise, _compare, _corpus, _inspect, _reduce, _report, _sessions
 
@@ -41,7 +41,14 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[bytes] | None = None, 
             parser.print_help(sys.stdout)
             return 2
         # SIGTERM (timeout, systemd, kill) ends every command as Ctrl-C does: no temporary file left
-        return _with_sigterm_as_interrupt(lambda: _COMMANDS[args.command](args, out, err))
+        try:
+            return _with_sigterm_as_interrupt(lambda: _COMMANDS[args.command](args, out, err))
+        finally:
+            if _FROZEN:  # the command froze what it loaded: the caller's process gets it back
+                import gc
+
+                gc.unfreeze()
+                _FROZEN.clear()
     except (UsageError, ToolclearError) as exc:
         print(f"toolclear: error: {terminal_text(str(exc))}", file=err)
         return 2

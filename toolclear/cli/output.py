@@ -230,3 +230,5 @@ _FIRST_FAILURE: list[str] = []
 """Why the first offload write of the running command failed (said with the count)."""
 _NOTED: list[str] = []
 """What the pricing assumed, said once on stderr after the output."""
+_FROZEN: list[bool] = []
+"""Set while a command has frozen the loaded objects out of the collector (``run._load``)."""

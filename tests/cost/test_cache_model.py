@@ -151,3 +151,22 @@ def test_which_earlier_thinking_each_model_is_billed_for() -> None:
     assert [thinking_kept(m) for m in ("claude-sonnet-4-5-20250929", "claude-haiku-4-5", "claude-opus-4-1",
                                        "claude-3-7-sonnet-latest", "gpt-5", "o3")] == ["turn"] * 6
     assert thinking_kept("gemini-2.5-pro") == "none"
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 7, 8, 9, 100, 1000])
+def test_the_reference_prefix_tree_holds_the_prefix_sums(n: int) -> None:
+    """The reference loop's tree (built in one pass from the prefix sums) answers every
+    prefix as the plain sum does, after any number of changes."""
+    import random
+
+    from toolclear.cost.cache_model import _Fenwick
+
+    rng = random.Random(n)
+    values = [rng.randint(0, 50) for _ in range(n)]
+    tree = _Fenwick(values)
+    assert [tree.prefix(i) for i in range(n + 1)] == [sum(values[:i]) for i in range(n + 1)]
+    for _ in range(60 if n else 0):
+        i, v = rng.randrange(n), rng.randint(0, 99)
+        tree.set(i, v)
+        values[i] = v
+    assert [tree.prefix(i) for i in range(n + 1)] == [sum(values[:i]) for i in range(n + 1)]

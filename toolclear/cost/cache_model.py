@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Mapping, Sequence
-from itertools import chain
+from itertools import accumulate, chain
 from typing import Any, Literal, NamedTuple
 
 from .._gc import paused_gc
@@ -111,13 +111,10 @@ class _Fenwick:
 
     def __init__(self, values: Sequence[int]) -> None:
         self.n = len(values)
-        self.tree = [0] * (self.n + 1)
         self.values = list(values)
-        for i, v in enumerate(values):
-            j = i + 1
-            while j <= self.n:
-                self.tree[j] += v
-                j += j & -j
+        # built from the prefix sums in one pass: node j sums the j & -j values ending at j
+        pre = list(accumulate(self.values, initial=0))
+        self.tree = [0, *(pre[j] - pre[j - (j & -j)] for j in range(1, self.n + 1))]
 
     def set(self, i: int, v: int) -> None:
         d = v - self.values[i]

@@ -256,9 +256,23 @@ ROW_FIELDS = ("run", "file", "conversation", "config", "policy", "messages", "mo
               "dollars_without_policy", "dollars_saved", "refetch_dollars", "net_dollars_saved", "note", "error")
 
 
-def _rows_for_file(f: CorpusFile, data: bytes | None, fmt: str, configs: Sequence[Any], labels: Sequence[str],
-                   mode: str, pricing: Any, counter: Any, calibrate: bool = True, calibration: bool = False
-                   ) -> tuple[list[tuple[Any, ...]], str | None]:
+@dataclass(frozen=True)
+class SweepSettings:
+    """What every task of a sweep shares, sent to each worker once: the corpus's format,
+    the configs and their labels, and how each run is replayed and priced."""
+
+    format: str
+    configs: tuple[Any, ...]
+    labels: tuple[str, ...]
+    mode: str
+    pricing: Any
+    counter: str | None
+    calibrate: bool
+    calibration: bool
+    """Replay in tokens as sent (``sent_as`` of each run's own usage)."""
+
+
+def _rows_for_file(f: CorpusFile, data: bytes | None, settings: SweepSettings) -> tuple[list[tuple[Any, ...]], str | None]:
     """Every config on every run of one file (what one worker does); ``data`` is the
     file's bytes when they came out of an archive, else None (the worker reads it).
     Each row is ``toolclear.compare``'s row of that config on that run, priced and
@@ -266,6 +280,10 @@ def _rows_for_file(f: CorpusFile, data: bytes | None, fmt: str, configs: Sequenc
     from ..cost.billing import pricing_of
     from ..counters import count_tokens
     from ..runs.lab import compare, policy_name, sent_as
+
+    fmt, configs, labels, mode = settings.format, settings.configs, settings.labels, settings.mode
+    pricing, counter, calibrate, calibration = settings.pricing, settings.counter, settings.calibrate, \
+        settings.calibration
 
     try:
         transcripts = _load(f, fmt, data)
@@ -438,10 +456,10 @@ def _frontier(per: Any) -> Any:
         "gain": "objective_saved"})
 
 
-_SHARED: tuple[Any, ...] = ()
+_SHARED: SweepSettings | None = None
 
 
-def _init(shared: tuple[Any, ...]) -> None:
+def _init(shared: SweepSettings) -> None:
     """A worker process's start: the settings every task shares, sent once."""
     global _SHARED
     _SHARED = shared
@@ -451,10 +469,11 @@ Item = tuple[CorpusFile, "bytes | None", "str | None"]
 Result = tuple[list[tuple[Any, ...]], "str | None"]
 
 
-def _work_batch(items: list[Item], shared: tuple[Any, ...] | None = None) -> list[Result]:
+def _work_batch(items: list[Item], shared: SweepSettings | None = None) -> list[Result]:
     """A worker's task: a few files (the settings sent once per worker, or with it)."""
     settings = shared if shared is not None else _SHARED
-    return [([], error) if error is not None else _rows_for_file(f, data, *settings) for f, data, error in items]
+    assert settings is not None, "a sweep worker started without its settings"
+    return [([], error) if error is not None else _rows_for_file(f, data, settings) for f, data, error in items]
 
 
 def sweep_corpus(
@@ -495,7 +514,8 @@ def sweep_corpus(
 
         pricing = PRICING[pricing]
     labels = _labels(configs)
-    shared = (corpus.format, configs, labels, mode, pricing, counter, calibrate, calibration)
+    shared = SweepSettings(corpus.format, tuple(configs), tuple(labels), mode, pricing, counter, calibrate,
+                           calibration)
     rows: list[tuple[Any, ...]] = []
     errors = list(corpus.errors)
     total = len(corpus.files)
@@ -539,7 +559,7 @@ def _in_order(submit: Callable[[list[Item]], Any], result: Callable[[Any], list[
         yield from zip((f for f, _, _ in sent), result(fut))
 
 
-def _run(items: Iterable[Item], shared: tuple[Any, ...], total: int, engine: Engine, workers: int | None,
+def _run(items: Iterable[Item], shared: SweepSettings, total: int, engine: Engine, workers: int | None,
          client: Any, scheduler: str | None) -> Iterator[tuple[CorpusFile, Result]]:
     """(file, its rows or error) in the order of the files, whatever order they finish in."""
     if engine not in ("serial", "process", "dask"):
@@ -554,7 +574,7 @@ def _run(items: Iterable[Item], shared: tuple[Any, ...], total: int, engine: Eng
     yield from _run_dask(items, shared, client, scheduler)
 
 
-def _run_processes(items: Iterable[Item], shared: tuple[Any, ...], total: int, workers: int | None
+def _run_processes(items: Iterable[Item], shared: SweepSettings, total: int, workers: int | None
                    ) -> Iterator[tuple[CorpusFile, Result]]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -623,7 +643,7 @@ def _connect(client_cls: Any, scheduler: str) -> Any:
                       f"{' '.join(str(exc).split())}")
 
 
-def _run_dask(items: Iterable[Item], shared: tuple[Any, ...], client: Any, scheduler: str | None
+def _run_dask(items: Iterable[Item], shared: SweepSettings, client: Any, scheduler: str | None
               ) -> Iterator[tuple[CorpusFile, Result]]:
     try:
         from dask.distributed import Client  # type: ignore[import-not-found,unused-ignore]

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["Corpus", "CorpusFile", "CorpusSweep", "Recommendation", "grid", "load_corpus",
            "sweep_corpus"]
 
-Engine = Literal["serial", "process", "dask"]
+SweepEngine = Literal["serial", "process", "dask"]
 DEFAULT_LOSS_BUDGET = 5.0
 """``recommend``'s default: at most 5 needed results per 100 model calls over the corpus."""
 
@@ -466,10 +466,10 @@ def _init(shared: SweepSettings) -> None:
 
 
 Item = tuple[CorpusFile, "bytes | None", "str | None"]
-Result = tuple[list[tuple[Any, ...]], "str | None"]
+FileRows = tuple[list[tuple[Any, ...]], "str | None"]
 
 
-def _work_batch(items: list[Item], shared: SweepSettings | None = None) -> list[Result]:
+def _work_batch(items: list[Item], shared: SweepSettings | None = None) -> list[FileRows]:
     """A worker's task: a few files (the settings sent once per worker, or with it)."""
     settings = shared if shared is not None else _SHARED
     assert settings is not None, "a sweep worker started without its settings"
@@ -481,7 +481,7 @@ def sweep_corpus(
     configs: Sequence[Any],
     pricing: Any = None,
     workers: int | None = None,
-    engine: Engine = "process",
+    engine: SweepEngine = "process",
     *,
     mode: Literal["replay", "single pass"] = "replay",
     counter: str | None = None,
@@ -542,8 +542,8 @@ def _batches(items: Iterable[Item], size: int) -> Iterator[list[Item]]:
         yield batch
 
 
-def _in_order(submit: Callable[[list[Item]], Any], result: Callable[[Any], list[Result]],
-              batches: Iterable[list[Item]], window: int) -> Iterator[tuple[CorpusFile, Result]]:
+def _in_order(submit: Callable[[list[Item]], Any], result: Callable[[Any], list[FileRows]],
+              batches: Iterable[list[Item]], window: int) -> Iterator[tuple[CorpusFile, FileRows]]:
     """Each batch submitted as the one before the window's end is collected: at most
     ``window`` batches (and their archive bytes) in flight, results in the files' order."""
     from collections import deque
@@ -559,8 +559,8 @@ def _in_order(submit: Callable[[list[Item]], Any], result: Callable[[Any], list[
         yield from zip((f for f, _, _ in sent), result(fut))
 
 
-def _run(items: Iterable[Item], shared: SweepSettings, total: int, engine: Engine, workers: int | None,
-         client: Any, scheduler: str | None) -> Iterator[tuple[CorpusFile, Result]]:
+def _run(items: Iterable[Item], shared: SweepSettings, total: int, engine: SweepEngine, workers: int | None,
+         client: Any, scheduler: str | None) -> Iterator[tuple[CorpusFile, FileRows]]:
     """(file, its rows or error) in the order of the files, whatever order they finish in."""
     if engine not in ("serial", "process", "dask"):
         raise ConfigError(f"engine: expected serial, process or dask, got {engine!r}")
@@ -575,7 +575,7 @@ def _run(items: Iterable[Item], shared: SweepSettings, total: int, engine: Engin
 
 
 def _run_processes(items: Iterable[Item], shared: SweepSettings, total: int, workers: int | None
-                   ) -> Iterator[tuple[CorpusFile, Result]]:
+                   ) -> Iterator[tuple[CorpusFile, FileRows]]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -644,7 +644,7 @@ def _connect(client_cls: Any, scheduler: str) -> Any:
 
 
 def _run_dask(items: Iterable[Item], shared: SweepSettings, client: Any, scheduler: str | None
-              ) -> Iterator[tuple[CorpusFile, Result]]:
+              ) -> Iterator[tuple[CorpusFile, FileRows]]:
     try:
         from dask.distributed import Client  # type: ignore[import-not-found,unused-ignore]
     except ImportError:

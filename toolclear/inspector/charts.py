@@ -15,7 +15,7 @@ from ..model import Message, MessageStatus, Slot
 from ..policies import spec_for
 from ..result import Result
 from ..runs.eino_sweep import Sweep
-from ..runs.report import display_text, window_start
+from ..runs.report import display_text, protected_from
 
 __all__ = ["MAX_COLUMNS", "STATUS_COLORS", "SVG_COLUMNS", "heatmap_figure", "replay_figure", "usage_figure",
            "usage_svg"]
@@ -134,7 +134,7 @@ def _eino_overlay(result: Result, original: Sequence[Message], n: int, per: int,
     })
     shapes: list[dict[str, Any]] = []
     annotations: list[dict[str, Any]] = []
-    start = window_start(result)
+    start = protected_from(result)
     if start is not None and n:
         shapes = [
             {"type": "rect", "xref": "x", "yref": "paper", "x0": start - 0.5, "x1": right, "y0": 0, "y1": 1,
@@ -436,7 +436,7 @@ def usage_svg(result: Result, original: Sequence[Message], *, width: int = 1000,
 
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" '
            f'font-family="sans-serif" font-size="11" role="img" aria-label="token usage per message">']
-    start = window_start(result)
+    start = protected_from(result)
     if start is not None and n:
         x0 = px(start / k)
         out.append(f'<rect x="{x0:.1f}" y="{top_pad}" width="{left + plot_w - x0:.1f}" height="{plot_h}" '

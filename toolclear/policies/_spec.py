@@ -71,7 +71,7 @@ class Preset:
         return type(base) is type(config) and all(getattr(base, f) == getattr(config, f) for f in self.fixed)
 
 
-Engine = Callable[..., Any]
+EngineFactory = Callable[..., Any]
 """``engine(messages, config, counter, *, backend, tools, mode)`` -> an object with
 ``advance(length)`` and ``status(index, changed)`` (``toolclear.policies._engine``)."""
 
@@ -95,7 +95,7 @@ class PolicySpec:
     """Its name in results, reports and the corpus table."""
     config: type
     """A frozen dataclass: the policy's settings, each with a default."""
-    engine: Engine
+    engine: EngineFactory
     """Builds the engine a replay advances call by call."""
     presets: tuple[Preset, ...] = ()
     """The names it is picked by (the first is the policy itself). Left empty (a plugin's

@@ -45,10 +45,10 @@ __all__ = [
     "ClearToolResultConfig",
     "EinoClearEngine",
     "SequenceIndex",
+    "fast_replay",
     "go_snippet",
     "model_calls",
     "reduce_by_tokens",
-    "replay",
     "sequence_index",
 ]
 
@@ -386,7 +386,7 @@ def reduce_by_tokens(
 #   over prefix sums of the original counts: O(n) for the whole run.
 
 
-def replay(
+def fast_replay(
     messages: Sequence[Message],
     config: ClearToolResultConfig | None = None,
     *,
@@ -602,7 +602,7 @@ def _spec() -> PolicySpec:
         describe=lambda c: f"eino {c.tool_result_token_threshold:,}/{c.keep_recent_tokens:,}",
         exports=("go",),
         steps_counter=lambda config: config.token_counter,
-        fast_replay=replay,
+        fast_replay=fast_replay,
         fast_apply=reduce_by_tokens,
         offloads=True,
         window=True,

@@ -14,7 +14,7 @@ from typing import Any
 from ..cost.billing import cost
 from ..counters import count_tokens, get_counter
 from ..model import Message
-from ..policies.eino_clear import ClearToolResultConfig, reduce_by_tokens, replay
+from ..policies.eino_clear import ClearToolResultConfig, fast_replay, reduce_by_tokens
 from ..schema import Mode
 from .numbers import grid_values, nice_ceil
 
@@ -101,7 +101,7 @@ def sweep(
         for t in thresholds:
             saved, cleared, breaks, dollars, needed = [], [], [], [], []
             for k in keeps:
-                rp = replay(msgs, replace(config, tool_result_token_threshold=t, keep_recent_tokens=k))
+                rp = fast_replay(msgs, replace(config, tool_result_token_threshold=t, keep_recent_tokens=k))
                 needed.append(len(losses(rp).needed))
                 saved.append(rp.tokens_sent_unreduced - rp.tokens_sent)
                 cleared.append(len(rp.cleared_indices))

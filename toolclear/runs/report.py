@@ -33,7 +33,7 @@ __all__ = [
     "summary_dict",
     "tool_summary",
     "usd",
-    "window_start",
+    "protected_from",
     "csv_cell",
     "table_csv",
     "call_input",
@@ -85,7 +85,7 @@ def preview(text: str, limit: int = 80) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def window_start(result: Result) -> int | None:
+def protected_from(result: Result) -> int | None:
     """Where the protected window starts (of the final step, for a replay)."""
     return result.recent_start_index
 
@@ -157,7 +157,7 @@ def _policy_reasons(result: Any) -> list[str]:
 def message_table(result: Result, transcript: Transcript | None = None) -> dict[str, list[Any]]:
     """The per-message report as columns (``ROW_FIELDS``): cheap to build for a table."""
     n = len(result.messages)
-    start = window_start(result)
+    start = protected_from(result)
     originals = transcript.messages if transcript is not None else result.messages
     origins = list(transcript.origins) if transcript is not None and len(transcript.origins) == n else [""] * n
     static = [_static(m) for m in originals]
@@ -284,7 +284,7 @@ def summary_dict(result: Result) -> SummaryDict:
         "cleared": statuses.get(str(MessageStatus.CLEARED), 0),
         "changed": len(result.cleared_indices),
         "status_counts": dict(sorted(statuses.items())),
-        "recent_start_index": window_start(result),
+        "recent_start_index": protected_from(result),
         "triggered": result.triggered,
         "total_tool_result_tokens": result.total_tool_result_tokens,
         "cleared_indices": list(result.cleared_indices),

@@ -243,7 +243,11 @@ def test_corpus_page_on_the_whole_real_corpus(app_page) -> None:
     page.get_by_test_id("stSidebar").get_by_text("Corpus", exact=True).click()
     wait_for_app_idle(page)
     files = [p for p in sorted(CORPUS.rglob("*")) if p.is_file() and p.suffix in (".json", ".jsonl", ".yaml")]
-    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(files)
+    # the Corpus page's uploader takes many files: waited for, so a slow rerun after the
+    # click (a loaded CI machine) cannot hand the files to the One run page's uploader
+    many = page.locator('[data-testid="stFileUploaderDropzoneInput"][multiple]')
+    expect(many).to_be_attached(timeout=60_000)
+    many.set_input_files(files)
     run = page.get_by_role("button", name=re.compile(r"Run \d+ setting"))
     expect(run).to_be_visible(timeout=60_000)  # shown once the uploads are in
     wait_for_app_idle(page)

@@ -605,7 +605,7 @@ class _Entered:
     def take(self, cleared: Sequence[int], k: int) -> None:
         """A step's changes, at call ``k``."""
         final, n, is_changed, entered = self.final, len(self.final), self.is_changed, self.entered
-        if len(cleared) > _STRETCH and 0 <= cleared[0] and cleared[-1] < min(k, n) and \
+        if len(cleared) > _STRETCH and 0 <= min(cleared) and max(cleared) < min(k, n) and \
                 all(final[i].role == OMITTED for i in cleared):
             # a compaction leaves a whole stretch out: entered at once, no form of it sent
             fresh = [i for i in cleared if not is_changed[i]]

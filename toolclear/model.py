@@ -35,7 +35,7 @@ _intern = sys.intern
 
 class Slot(enum.Enum):
     """What a message memoises besides its token counts, one slot each. The counts are
-    kept under each counter's name (a string); every other slot is a member here, so no
+    kept under each counter's ``counters.CountKey``; every other slot is a member here, so no
     two modules share a key by accident and no counter's name can take one."""
 
     __hash__ = object.__hash__  # members are singletons: hashed by identity, in C (Enum's own is Python)

@@ -209,11 +209,17 @@ class Document:
         """JSON Lines: the text of line i (0-based), without its newline."""
         if self._lines is not None:
             return self._lines[i]
+        start, end = self._line_span(i)
+        return self.data[start:end].decode("utf-8", "surrogatepass")
+
+    def _line_span(self, i: int) -> tuple[int, int]:
+        """JSON Lines read from bytes: where line i (0-based) starts and ends in ``data``,
+        its newline left out."""
         assert self._offsets is not None
         body_start = len(self.bom)
         start = body_start + self._offsets[i]
         end = body_start + self._offsets[i + 1] - 1 if i + 1 < len(self._offsets) else len(self.data)
-        return self.data[start:end].decode("utf-8", "surrogatepass")
+        return start, end
 
     def let_go(self) -> None:
         """Once its transcripts are read, JSON Lines parsed from bytes keep only the bytes
@@ -245,13 +251,13 @@ class Document:
         """JSON Lines: (0-based line index, parsed value) for every JSON line. Listed
         once while the file is read (auto-detection asks every reader, and each walks
         them); parsed again, and not kept, once the document has let its values go."""
+        found = ((i, rec) for i, rec in enumerate(self.value) if rec is not None and not isinstance(rec, BadLine))
         if isinstance(self.value, _LineRecords):
-            return ((i, rec) for i, rec in enumerate(self.value) if rec is not None and not isinstance(rec, BadLine))
-        got: list[tuple[int, Any]] | None = self.derived.get("records")
-        if got is None:
-            got = self.derived["records"] = [(i, rec) for i, rec in enumerate(self.value)
-                                             if rec is not None and not isinstance(rec, BadLine)]
-        return got
+            return found
+        if "records" not in self.derived:
+            self.derived["records"] = list(found)
+        listed: list[tuple[int, Any]] = self.derived["records"]
+        return listed
 
     def _spliced(self, text: str, edits: Mapping[Path, Any], where: str) -> str:
         """JSON ``text`` with only the edited values' characters replaced."""
@@ -279,8 +285,7 @@ class Document:
                 parts: list[bytes] = [self.data[:body_start]]
                 done = body_start
                 for i in sorted(by_line):
-                    start = body_start + self._offsets[i]
-                    end = body_start + self._offsets[i + 1] - 1 if i + 1 < len(self._offsets) else len(self.data)
+                    start, end = self._line_span(i)
                     parts.append(self.data[done:start])
                     parts.append(self._new_line(i, by_line[i]).encode("utf-8", "surrogatepass"))
                     done = end
@@ -431,11 +436,8 @@ class _LineRecords(Sequence[Any]):
             i += n
         if not 0 <= i < n:
             raise IndexError(i)
-        doc = self._doc
-        assert doc._offsets is not None
-        start = len(doc.bom) + doc._offsets[i]
-        end = len(doc.bom) + doc._offsets[i + 1] - 1 if i + 1 < n else len(doc.data)
-        chunk = doc.data[start:end]
+        start, end = self._doc._line_span(i)
+        chunk = self._doc.data[start:end]
         return _parse_chunk(i + 1, chunk) if chunk.strip() else None
 
     def __iter__(self) -> Iterator[Any]:

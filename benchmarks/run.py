@@ -29,8 +29,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import toolclear as tc  # noqa: E402
 from toolclear import Message, ToolCall  # noqa: E402
 from toolclear.inspector import charts  # noqa: E402
-from toolclear.runs import eino_sweep as sweep  # noqa: E402
-from toolclear.runs import report  # noqa: E402
+from toolclear.runs import report, sweep  # noqa: E402
 
 Row = tuple[str, str, str]
 

@@ -75,3 +75,34 @@ def test_no_module_does_several_jobs() -> None:
     """Past 700 lines a module holds several jobs (docs/architecture.md)."""
     long = {str(p.relative_to(ROOT)): n for p in PKG.rglob("*.py") if (n := len(p.read_text().splitlines())) > 700}
     assert not long, long
+
+
+def test_the_inspector_names_no_policy() -> None:
+    """One road through the app for every policy: its pages and views read the registry
+    (``PolicySpec``: knobs, options, offloads, window, exports), never a policy's module
+    or config class, so a plugin's policy gets every control and view a built-in one has."""
+    from toolclear.policies import registered
+
+    classes = {spec.config.__name__ for spec in registered()}
+    families = {f"toolclear.policies.{m}" for m in __import__("toolclear.policies", fromlist=["FAMILIES"]).FAMILIES}
+    offenders = []
+    for path, module in _modules():
+        if not module.startswith("toolclear.inspector"):
+            continue
+        package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+        offenders += [f"{module} imports {used}" for used in imports_of(path, package) if used in families]
+        text = path.read_text()
+        offenders += [f"{module} names {name}" for name in classes if name in text]
+    assert not offenders, offenders
+
+
+def test_the_app_is_a_router_over_one_module_per_page() -> None:
+    """app.py routes with st.navigation; each page's file in routes/ is one call into its
+    module, so the page's code is importable and tested like any other module."""
+    app = (PKG / "inspector" / "app.py").read_text()
+    assert "st.navigation(" in app and len(app.splitlines()) < 60
+    from toolclear.inspector.app import PAGES, ROUTES
+
+    for file, *_ in PAGES:
+        lines = [ln for ln in (ROUTES / file).read_text().splitlines() if ln and not ln.startswith(('"""', "from"))]
+        assert len(lines) == 1 and lines[0].startswith("render"), (file, lines)

@@ -158,7 +158,7 @@ def test_invisible_characters_are_shown_not_hidden(tmp_path) -> None:
     assert not at.exception, at.exception
     shown = " ".join(c.value for c in at.caption)
     assert "\u202e" not in shown and "u202e" in shown
-    names = at.multiselect(key="exclude").options
+    names = at.multiselect(key="p_eino_opt_exclude").options
     assert len(names) == 2 and len({n.split(" (")[0] for n in names}) == 2 and not any("\u200b" in n for n in names)
 
 

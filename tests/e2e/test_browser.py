@@ -213,9 +213,9 @@ def test_compare_view_on_real_transcripts(app_page, path) -> None:
     lines = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')]
         .map(p => p._fullData.map(t => t.name + ':' + t.type))""")
     t = main_conversation(tc.load_all(path))  # the conversation the app opens first
-    from toolclear.inspector.policy_views import _suggested
+    from toolclear.runs.verdict import suggested
 
-    specs = _suggested(t, "eino", tc.runs.lab.policy_spec(tc.ClearToolResultConfig()))
+    specs = suggested(t.messages, "eino", tc.runs.lab.policy_spec(tc.ClearToolResultConfig()))
     cmp = tc.compare(t.messages, [tc.runs.lab.parse_policy(s) for s in specs], pricing="auto")
     # priced, a session that compacted opens on the run as recorded
     assert ("as recorded" in cmp.labels) == bool(compactions_of(t.messages))

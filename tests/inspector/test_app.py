@@ -14,6 +14,7 @@ from ..conftest import CORPUS, ROOT, SAMPLES
 
 APP = str(ROOT / "app.py")
 FIRST_SAMPLE = SAMPLES / "coding-agent.eino.jsonl"
+TH, KEEP = "p_eino_tool_result_token_threshold", "p_eino_keep_recent_tokens"  # eino's two sliders
 
 
 def start(**query: str) -> AppTest:
@@ -23,6 +24,26 @@ def start(**query: str) -> AppTest:
     at.run()
     assert not at.exception, at.exception
     return at
+
+
+PAGES = {"One run": "toolclear/inspector/routes/one_run.py", "Corpus": "toolclear/inspector/routes/corpus.py"}
+"""The inspector's pages as ``st.navigation`` registers them (relative to app.py)."""
+
+
+def go(at: AppTest, page: str) -> AppTest:
+    """Open one of the app's pages, as its link in the sidebar's navigation does."""
+    at.switch_page(PAGES[page]).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def page_of(at: AppTest) -> str:
+    """The page on screen: the Corpus page is the one with the multi-file uploader."""
+    try:
+        at.file_uploader(key="corpus_files")
+    except KeyError:
+        return "One run"
+    return "Corpus"
 
 
 def metrics(at: AppTest) -> dict[str, str]:
@@ -85,32 +106,32 @@ def test_opens_on_the_sample_with_the_policy_at_work(sample) -> None:
 
 def test_threshold_slider_and_input(sample) -> None:
     at = start()
-    at.slider(key="threshold_slider").set_value(60000).run()
-    assert at.number_input(key="threshold_input").value == 60000
+    at.slider(key=TH + "_slider").set_value(60000).run()
+    assert at.number_input(key=TH + "_input").value == 60000
     expect_numbers(at, tc.reduce_by_tokens(sample.messages, tc.ClearToolResultConfig(60000)), sample)
     assert metrics(at)["Changed at some call"] == "0"
-    at.number_input(key="threshold_input").set_value(123).run()
-    assert at.slider(key="threshold_slider").value == 123
+    at.number_input(key=TH + "_input").set_value(123).run()
+    assert at.slider(key=TH + "_slider").value == 123
     expect_numbers(at, tc.reduce_by_tokens(sample.messages, tc.ClearToolResultConfig(123)), sample)
 
 
 def test_keep_slider_and_input(sample) -> None:
     at = start()
-    at.slider(key="keep_slider").set_value(10000).run()
+    at.slider(key=KEEP + "_slider").set_value(10000).run()
     result = tc.reduce_by_tokens(sample.messages, tc.ClearToolResultConfig(keep_recent_tokens=10000))
     expect_numbers(at, result, sample)
-    assert at.number_input(key="keep_input").value == 10000
-    at.number_input(key="keep_input").set_value(0).run()
+    assert at.number_input(key=KEEP + "_input").value == 10000
+    at.number_input(key=KEEP + "_input").set_value(0).run()
     expect_numbers(at, tc.reduce_by_tokens(sample.messages, tc.ClearToolResultConfig(keep_recent_tokens=0)), sample)
 
 
 def test_eino_defaults_button(sample) -> None:
     at = start()
-    at.slider(key="keep_slider").set_value(5000).run()
-    at.slider(key="threshold_slider").set_value(1000).run()
-    at.button(key="defaults").click().run()
-    assert (at.number_input(key="threshold_input").value, at.number_input(key="keep_input").value) == (20000, 40000)
-    assert (at.slider(key="threshold_slider").value, at.slider(key="keep_slider").value) == (20000, 40000)
+    at.slider(key=KEEP + "_slider").set_value(5000).run()
+    at.slider(key=TH + "_slider").set_value(1000).run()
+    at.button(key="p_eino_defaults").click().run()
+    assert (at.number_input(key=TH + "_input").value, at.number_input(key=KEEP + "_input").value) == (20000, 40000)
+    assert (at.slider(key=TH + "_slider").value, at.slider(key=KEEP + "_slider").value) == (20000, 40000)
     expect_numbers(at, tc.reduce_by_tokens(sample.messages), sample)
 
 
@@ -136,7 +157,7 @@ def test_unavailable_counter_says_why(sample) -> None:
 
 def test_exclusions_multiselect(sample) -> None:
     at = start()
-    ms = at.multiselect(key="exclude")
+    ms = at.multiselect(key="p_eino_opt_exclude")
     names = {m.tool_name for m in sample.messages if m.role == "tool"}
     assert {o.split(" (")[0] for o in ms.options} == names
     assert f"read_file ({sum(1 for m in sample.messages if m.tool_name == 'read_file')} results)" in ms.options
@@ -149,7 +170,7 @@ def test_exclusions_multiselect(sample) -> None:
 
 def test_placeholder(sample) -> None:
     at = start()
-    at.text_input(key="placeholder").set_value("[gone]").run()
+    at.text_input(key="p_eino_opt_ph").set_value("[gone]").run()
     result = tc.reduce_by_tokens(sample.messages, tc.ClearToolResultConfig(placeholder="[gone]"))
     expect_numbers(at, result, sample)
 
@@ -239,7 +260,7 @@ def test_untrusted_names_are_escaped_in_markdown() -> None:
     caption = next(c.value for c in at.caption if "format openai" in c.value)
     assert "\\<img src\\=x\\>" in caption
     assert all("<img" not in c.value.replace("\\<img", "") for c in at.caption)
-    ms = at.multiselect(key="exclude")
+    ms = at.multiselect(key="p_eino_opt_exclude")
     assert ms.options == ["[x](javascript:alert(1)) (1 result)"]  # options are plain text
 
 
@@ -297,12 +318,12 @@ def test_an_internal_error_is_one_line_and_the_app_keeps_working(monkeypatch) ->
     def broken(*args, **kwargs):
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr(tc, "reduce_by_tokens", broken)
-    at.slider(key="keep_slider").set_value(1000).run()
+    monkeypatch.setattr(tc, "apply", broken)
+    at.slider(key=KEEP + "_slider").set_value(1000).run()
     assert not at.exception
     assert len(at.error) == 1 and "simulated bug" in at.error[0].value.replace("\\", "")
     monkeypatch.undo()
-    at.slider(key="keep_slider").set_value(2000).run()
+    at.slider(key=KEEP + "_slider").set_value(2000).run()
     assert not at.error and metrics(at)["Messages"] == "45"
 
 

@@ -9,16 +9,13 @@ import pytest
 import toolclear as tc
 
 from ..conftest import CORPUS
-from .test_app import metrics, start
+from .test_app import KEEP, TH, go, metrics, page_of, start
 
 FILES = sorted((CORPUS / "claude_code").glob("entire-cli_cc-2.1.*.jsonl"))[:3]
 
 
 def corpus_page():
-    at = start()
-    at.radio(key="page").set_value("Corpus").run()
-    assert not at.exception, at.exception
-    return at
+    return go(start(), "Corpus")
 
 
 def test_corpus_page_recommends_what_the_library_recommends(tmp_path) -> None:
@@ -65,10 +62,10 @@ def test_a_run_opens_in_the_single_run_views_with_the_pick() -> None:
     at.run()
     at.button(key="corpus_open_button").click().run()
     assert not at.exception, at.exception
-    assert at.radio(key="page").value == "One run"
+    assert page_of(at) == "One run"
     rec = at.session_state["corpus_result"].recommend(max_context=200_000, loss_budget=1000.0)
-    assert at.number_input(key="threshold_input").value == rec.config.tool_result_token_threshold
-    assert at.number_input(key="keep_input").value == rec.config.keep_recent_tokens
+    assert at.number_input(key=TH + "_input").value == rec.config.tool_result_token_threshold
+    assert at.number_input(key=KEEP + "_input").value == rec.config.keep_recent_tokens
     assert any("from the Corpus page" in c.value for c in at.sidebar.caption)
     assert "Messages" in {m.label for m in at.metric}
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 import toolclear as tc
-from toolclear.inspector.policy_views import policy_choices
+from toolclear.inspector.controls import policy_choices
 from toolclear.runs import lab, report
 
 from ..conftest import CORPUS
@@ -125,8 +125,8 @@ def test_money_in_the_headline_replay_view_and_compare() -> None:
     at.file_uploader(key="upload").set_value((path.name, path.read_bytes(), "application/jsonl")).run()
     assert at.selectbox(key="pricing").value == "claude-opus-4-5"  # the log's model picks the preset
     at.radio(key="mode").set_value("replay").run()
-    at.number_input(key="threshold_input").set_value(10_000).run()
-    at.number_input(key="keep_input").set_value(20_000).run()
+    at.number_input(key="p_eino_tool_result_token_threshold_input").set_value(10_000).run()
+    at.number_input(key="p_eino_keep_recent_tokens_input").set_value(20_000).run()
     assert not at.exception, at.exception
     t = tc.load(path)
     rp = tc.replay(t.messages, tc.ClearToolResultConfig(10_000, 20_000), calibration=tc.runs.lab.sent_as(t.messages))
@@ -239,3 +239,32 @@ def test_langchains_summarization_takes_its_trigger_in_langchains_own_form() -> 
     assert list(table["at call"]) == [c.at for c in want.compactions]
     at.text_input(key="p_langchain_summarization_opt_trigger").set_value("{tokens: 3").run()
     assert any("not JSON" in e.value for e in at.error) and not at.exception
+
+
+def test_a_plugin_policy_takes_the_same_road_as_a_built_in_one() -> None:
+    """A policy registered by one line gets the picker entry, its sliders, every view and
+    a sweep whose cells are the library's ``sweep`` (which is ``compare``'s rows)."""
+    from toolclear.policies import register, unregister
+    from toolclear.runs.sweep import sweep
+
+    from ..policies import toy_policy
+
+    spec = register(toy_policy.SPEC)
+    try:
+        at = pick(start(), spec.presets[0].label)
+        at.number_input(key="p_drop_long_limit_input").set_value(150).run()
+        t = tc.load(FIRST_SAMPLE)
+        config = toy_policy.DropLongConfig(limit=150)
+        expect = tc.apply(t.messages, config)
+        assert metrics(at)["Changed at some call"] == f"{len(expect.cleared_indices):,}"
+        for view in ("Replay", "Messages", "Compare", "Export", "Token usage"):
+            show(at, view)
+            assert not at.error, (view, [e.value for e in at.error])
+        show(at, "Parameter sweep")
+        assert not at.error and len(at.get("plotly_chart")) == 2
+        heat = at.get("plotly_chart")[0].proto.spec
+        grid = json.loads(heat)["data"][0]
+        sw = sweep(t.messages, config, grid["y"], grid["x"])
+        assert grid["z"] == [list(row) for row in sw.tokens_saved]
+    finally:
+        unregister(spec.name)

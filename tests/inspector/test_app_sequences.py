@@ -15,12 +15,12 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import toolclear as tc
-from toolclear.inspector.policy_views import knobs_for, policy_choices
+from toolclear.inspector.controls import knobs_for, policy_choices, widget_key
 from toolclear.runs import lab
 from toolclear.runs.report import usd
 
 from ..conftest import CORPUS, hypothesis_examples
-from .test_app import show, start
+from .test_app import go, page_of, show, start
 
 FILES = {
     "codex": CORPUS / "codex_cli" / "codex-session-view_rollout-2025-11-17T15-30-28-019a93b9.jsonl",
@@ -28,14 +28,11 @@ FILES = {
     "swe-agent": CORPUS / "swe_agent" / "swe-agent_gpt4_pydicom-1458.traj",
     "otel": CORPUS.parent / "formats" / "otel_pydantic-ai.json",  # a trace: exported as an OpenAI transcript
 }
-EINO = {"tool_result_token_threshold": "threshold", "keep_recent_tokens": "keep"}
 
 
 def knob_keys(kind: str) -> dict[str, str]:
     """field -> the widget-name stem of each of a policy's slider pairs."""
-    if kind == "eino":
-        return dict(EINO)
-    return {k.field: f"p_{kind.replace('-', '_')}_{k.field}" for k in knobs_for(kind)}
+    return {k.field: widget_key(kind, k.field) for k in knobs_for(kind)}
 
 
 def defaults(kind: str) -> dict[str, int]:
@@ -59,7 +56,7 @@ class Session:
         assert not at.exception, (what, at.exception)
         wrong = [e.value for e in at.error if "Something went wrong" in e.value]
         assert not wrong, (what, wrong)
-        if at.radio(key="page").value != "One run":
+        if page_of(at) != "One run":
             return
         sliders = {s.key: s for s in at.slider}
         for field, stem in knob_keys(self.kind).items():
@@ -70,7 +67,7 @@ class Session:
             assert at.number_input(key=f"{stem}_input").value == want, (what, stem)
 
     def on_one_run(self) -> bool:
-        return self.at.radio(key="page").value == "One run"
+        return page_of(self.at) == "One run"
 
     def policy(self, label: str) -> None:
         if not self.on_one_run():
@@ -86,22 +83,22 @@ class Session:
         self.run(f"file {name}")
 
     def page(self, name: str) -> None:
-        self.at.radio(key="page").set_value(name).run()
+        go(self.at, name)
         self.run(f"page {name}")
 
     def mode(self, name: str) -> None:
-        if self.at.radio(key="page").value == "One run":
+        if page_of(self.at) == "One run":
             self.at.radio(key="mode").set_value(name).run()
             self.run(f"mode {name}")
 
     def pricing(self, name: str) -> None:
-        if self.at.radio(key="page").value == "One run":
+        if page_of(self.at) == "One run":
             self.at.selectbox(key="pricing").set_value(name).run()
             self.run(f"pricing {name}")
 
     def move(self, which: int, fraction: float, exact: bool) -> None:
         """Move one of the current policy's sliders (or type into its number box)."""
-        if self.at.radio(key="page").value != "One run":
+        if page_of(self.at) != "One run":
             return
         keys = list(knob_keys(self.kind).items())
         if not keys:  # a policy with no number (SWE-agent's closed windows): nothing to move
@@ -122,7 +119,7 @@ class Session:
         """In replay with a pricing: Compare's first row (the sidebar's policy) costs
         what the headline says."""
         at = self.at
-        if at.radio(key="page").value != "One run" or at.selectbox(key="pricing").value == "(no pricing)":
+        if page_of(at) != "One run" or at.selectbox(key="pricing").value == "(no pricing)":
             return
         at.radio(key="mode").set_value("replay").run()
         headline = {m.label: m.value for m in at.metric}.get("Cost with the policy")

@@ -53,8 +53,8 @@ def test_the_messages_table_leads_with_the_input_why_and_needed_later() -> None:
     at = start()
     at.file_uploader(key="upload").set_value((CC.name, CC.read_bytes(), "application/jsonl")).run()
     at.radio(key="mode").set_value("replay").run()
-    at.number_input(key="threshold_input").set_value(10_000).run()
-    at.number_input(key="keep_input").set_value(20_000).run()
+    at.number_input(key="p_eino_tool_result_token_threshold_input").set_value(10_000).run()
+    at.number_input(key="p_eino_keep_recent_tokens_input").set_value(20_000).run()
     show(at, "Messages")
     assert not at.exception, at.exception
     table = next(df for df in at.dataframe if "why" in df.value.columns)

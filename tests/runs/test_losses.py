@@ -304,7 +304,7 @@ def test_the_language_list_is_the_issues() -> None:
 
 
 def test_the_sweep_has_a_loss_grid_beside_the_savings() -> None:
-    from toolclear.runs import eino_sweep as sweep
+    from toolclear.runs import sweep
 
     t = tc.load_all(REAL[0])[0]
     sw = sweep.sweep(t.messages, tc.ClearToolResultConfig(), [0, 5_000], [5_000, 20_000], mode="replay")

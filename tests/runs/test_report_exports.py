@@ -15,8 +15,7 @@ import toolclear as tc
 from toolclear.cli import main as cli_main
 from toolclear.inspector import charts, exports
 from toolclear.policies import snippets
-from toolclear.runs import eino_sweep as sweep
-from toolclear.runs import numbers, report
+from toolclear.runs import numbers, report, sweep
 
 from ..conftest import CORPUS, SAMPLES
 

@@ -14,8 +14,8 @@ from typing import Any
 from ..model import Message, MessageStatus, Slot
 from ..policies import spec_for
 from ..result import Result
-from ..runs.eino_sweep import Sweep
 from ..runs.report import display_text, protected_from
+from ..runs.sweep import Sweep
 
 __all__ = ["MAX_COLUMNS", "STATUS_COLORS", "SVG_COLUMNS", "heatmap_figure", "replay_figure", "usage_figure",
            "usage_svg"]
@@ -104,9 +104,9 @@ def _mark_shapes(marks: Sequence[tuple[int, str]], offset: float) -> tuple[list[
     return shapes, notes
 
 
-def _eino_overlay(result: Result, original: Sequence[Message], n: int, per: int, right: float,
+def _window_overlay(result: Result, original: Sequence[Message], n: int, per: int, right: float,
                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], list[int]]:
-    """eino's clear policy's own marks: the running tool-result total against the
+    """A windowed policy's own marks (eino's clear policy): the running tool-result total against the
     threshold (right axis) and the protected window."""
     import numpy as np
 
@@ -185,13 +185,13 @@ def usage_figure(result: Result, original: Sequence[Message], *, height: int = 4
                 "customdata": after[where], "hovertext": [labels[i] for i in where],
                 "hovertemplate": "#%{x} %{hovertext}<br>tokens %{y:,} → %{customdata:,}<br>" + cat + "<extra></extra>",
             })
-    eino = spec_for(config).window  # a tool-result trigger and a protected window to draw
+    windowed = spec_for(config).window  # a tool-result trigger and a protected window to draw
     shapes: list[dict[str, Any]] = []
     annotations: list[dict[str, Any]] = []
     right = max(n - 0.5, 0.5)
     y2_ticks: list[int] = [0]
-    if eino:
-        traces_extra, shapes, annotations, y2_ticks = _eino_overlay(result, original, n, per, right)
+    if windowed:
+        traces_extra, shapes, annotations, y2_ticks = _window_overlay(result, original, n, per, right)
         traces += traces_extra
     mark_shapes, mark_notes = _mark_shapes(marks, -0.5)
     shapes += mark_shapes
@@ -205,7 +205,7 @@ def usage_figure(result: Result, original: Sequence[Message], *, height: int = 4
         "xaxis": {"title": {"text": "message"}, "range": [-0.5, right]},
         "yaxis": {"title": {"text": "tokens per message" if per == 1 else f"tokens per {per} messages"}},
         # round right-axis ticks (2k, 4k ... not 7.5k / 14.9k), in the colour of the line they measure
-        **({} if not eino else {"yaxis2": {"title": {"text": "tool-result tokens so far", "font": {"color": "#444"}}, "overlaying": "y",
+        **({} if not windowed else {"yaxis2": {"title": {"text": "tool-result tokens so far", "font": {"color": "#444"}}, "overlaying": "y",
                    "side": "right", "rangemode": "tozero", "showgrid": False, "tickvals": y2_ticks,
                    "ticktext": [_tick_label(v) for v in y2_ticks], "range": [0, y2_ticks[-1] * 1.02],
                    "tickfont": {"color": "#444"}}}),
@@ -231,21 +231,21 @@ def replay_figure(rp: Result, *, height: int = 380, marks: Sequence[tuple[int, s
     unreduced = np.asarray([s.context_tokens_unreduced for s in steps], dtype=np.int64)
     tool_total = np.asarray([s.total_tool_result_tokens for s in steps], dtype=np.int64)
     cleared = np.asarray([len(s.cleared_indices) for s in steps], dtype=np.int64)
-    eino = spec_for(rp.config).window  # a clearing policy with a trigger over tool results and a window
+    windowed = spec_for(rp.config).window  # a clearing policy with a trigger over tool results and a window
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=x, y=unreduced, name="sent without clearing" if eino else "sent without the policy",
+    fig.add_trace(go.Scatter(x=x, y=unreduced, name="sent without clearing" if windowed else "sent without the policy",
                              mode="lines",
                              line={"color": "#8c8c8c", "dash": "dot"},
                              hovertemplate="call at #%{x}: %{y:,} tokens without clearing<extra></extra>"))
-    fig.add_trace(go.Scatter(x=x, y=sent, name="sent with clearing" if eino else "sent with the policy", mode="lines",
+    fig.add_trace(go.Scatter(x=x, y=sent, name="sent with clearing" if windowed else "sent with the policy", mode="lines",
                              line={"color": "#1f77b4", "width": 2}, customdata=cleared,
                              hovertemplate="call at #%{x}: %{y:,} tokens sent<br>%{customdata} cleared at this call"
                              "<extra></extra>"))
-    if eino:  # the trigger's own quantity on its own axis (right): tool-result tokens, not the context sent
+    if windowed:  # the trigger's own quantity on its own axis (right): tool-result tokens, not the context sent
         fig.add_trace(go.Scatter(x=x, y=tool_total, name="tool-result tokens (trigger, right axis)", mode="lines",
                                  line={"color": "#ff7f0e", "width": 1}, yaxis="y2",
                                  hovertemplate="call at #%{x}: %{y:,} tool-result tokens counted<extra></extra>"))
-    if len(x) and eino:
+    if len(x) and windowed:
         fig.add_trace(go.Scatter(x=[x[0], x[-1]], y=[rp.config.tool_result_token_threshold] * 2,
                                  name=f"threshold {rp.config.tool_result_token_threshold:,} (right axis)",
                                  mode="lines", yaxis="y2",
@@ -291,7 +291,7 @@ def replay_figure(rp: Result, *, height: int = 380, marks: Sequence[tuple[int, s
         yaxis={"title": "context tokens sent", "rangemode": "tozero"},
         hovermode="closest", uirevision="replay",
     )
-    if eino:
+    if windowed:
         top = float(max(tool_total.max() if len(tool_total) else 0, rp.config.tool_result_token_threshold, 1))
         ticks = _nice_ticks(top)
         fig.update_layout(yaxis2={"title": {"text": "tool-result tokens (trigger)", "font": {"color": "#ff7f0e"}},

@@ -19,9 +19,10 @@ import streamlit as st
 import toolclear as tc
 from toolclear.corpus.sweeps import DEFAULT_LOSS_BUDGET
 from toolclear.inspector import charts, exports
-from toolclear.inspector.policy_views import compare_columns, knobs_for, policy_choices
+from toolclear.inspector.compare_view import compare_columns
+from toolclear.inspector.controls import knobs_for, policy_choices, widget_key
 from toolclear.inspector.widgets import md, safe, store
-from toolclear.policies import preset_named, snippets, spec_for
+from toolclear.policies import preset_named, snippets
 from toolclear.runs import lab
 from toolclear.runs.numbers import spread
 from toolclear.runs.report import usd
@@ -193,21 +194,14 @@ def _open(file_label: str, conversation: str, config: Any) -> None:
         return
     st.session_state["corpus_open"] = (Path(f.label).name, f.read(), conversation)
     st.session_state["conversation"] = conversation
-    st.session_state["page"] = "One run"
+    st.session_state["_goto"] = "One run"
     kind = lab.policy_name(config)
     choices = policy_choices()
-    if spec_for(config).offloads:  # the page with the protection window keeps its numbers apart
-        st.session_state["policy"] = next(lab_ for lab_, k in choices.items() if preset_named(k)[0].offloads)
-        store("threshold", config.tool_result_token_threshold)
-        store("keep", config.keep_recent_tokens)
-        return
-    from toolclear.inspector.policy_views import _key
-
     spec = lab.policy_spec(config).split(":")[0]
     label = next(lab_ for lab_, k in choices.items() if k in (spec, kind))
     st.session_state["policy"] = label
     for knob in knobs_for(choices[label]):
-        store(_key(choices[label], knob.field), int(getattr(config, knob.field)))
+        store(widget_key(choices[label], knob.field), int(getattr(config, knob.field)))
 
 
 def _show(sweep: tc.CorpusSweep, window: int, configs: list[Any], budget: float = DEFAULT_LOSS_BUDGET) -> None:

@@ -13,10 +13,10 @@ from ..errors import ConfigError
 
 __all__ = ["Knob", "Option", "OptionKind", "PolicySpec", "Preset", "SliderUnit"]
 
-SliderUnit = Literal["tokens", "lc_tokens", "rd_tokens", "rounds", "uses", "messages", "steps"]
+SliderUnit = Literal["tokens", "tool_tokens", "lc_tokens", "rd_tokens", "rounds", "uses", "messages", "steps"]
 """What a slider's range is sized to on the loaded conversation: its tokens (by the
-replay's counter, LangChain's approximation, eino's reduction counter), its rounds, tool
-results, messages, or a small step count."""
+replay's counter, of its tool results alone, LangChain's approximation, eino's reduction
+counter), its rounds, tool results, messages, or a small step count."""
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from ..model import Message, MessageStatus
 from ..result import Result, Step, Trace
 from ._engine import model_calls
 from ._export import go_int, go_str
-from ._spec import Knob, PolicySpec, Preset
+from ._spec import Knob, Option, PolicySpec, Preset
 from .offload import OffloadRecord, StorageBackend, ToolResultOffloadingConfig, offload_messages
 
 __all__ = [
@@ -591,10 +591,11 @@ def _spec() -> PolicySpec:
             "eino's clear-tool-result: once the tool results add up to more than the threshold, every result "
             "outside the protected window of recent tokens becomes the placeholder; what it clears stays cleared.",
             ClearToolResultConfig,
-            knobs=(Knob("tool_result_token_threshold", "Threshold (tokens of tool results)", "tokens",
+            knobs=(Knob("tool_result_token_threshold", "Tool-result token threshold", "tool_tokens",
                         "clearing starts once the tool results add up to more than this."),
-                   Knob("keep_recent_tokens", "Protected window (tokens)", "tokens",
-                        "the most recent messages within this many tokens are never cleared.")),
+                   Knob("keep_recent_tokens", "Keep-recent token budget", "tokens",
+                        "the protected window: the most recent messages within this many tokens are never "
+                        "cleared.")),
         ),),
         aliases={"threshold": "tool_result_token_threshold", "keep": "keep_recent_tokens", "exclude": "exclude_tools",
                  "counter": "token_counter"},
@@ -607,6 +608,17 @@ def _spec() -> PolicySpec:
         offloads=True,
         window=True,
         changed_noun="tool result(s) cleared",
+        options=(Option("exclude_tools", "Never clear these tools", "tools", key="opt_exclude"),
+                 Option("placeholder", "Placeholder", "text", "What a cleared tool result holds afterwards.",
+                        key="opt_ph")),
+        why_nothing=lambda c, sizes: (
+            f"the tool results hold {sizes['tool_tokens']:,} tokens, not more than the threshold "
+            f"{c.tool_result_token_threshold:,}. The threshold only decides *whether* clearing happens; "
+            + (f"set it below {sizes['tool_tokens']:,} to see what the keep budget would clear."
+               if sizes["tool_tokens"] else "this conversation has no tool results to clear.")
+            if sizes["tool_tokens"] <= c.tool_result_token_threshold else
+            f"every tool result outside the protected window ({c.keep_recent_tokens:,} tokens) is already the "
+            "placeholder or excluded, or the window holds them all."),
     )
 
 

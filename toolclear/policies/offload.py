@@ -82,6 +82,13 @@ class ToolResultOffloadingConfig:
         if self.path_generator is not None and not callable(self.path_generator):
             raise ConfigError("path_generator: expected a callable id -> path or None")
 
+    def trigger_note(self) -> str:
+        """What the limit means in bytes: eino's comment and its code disagree."""
+        limit = self.offloading_token_limit
+        return (f"eino's comment says a result is offloaded above {4 * limit:,} characters (4 × limit). "
+                f"The real trigger is tokens > 4 × limit, i.e. more than {16 * limit:,} UTF-8 bytes "
+                f"(≈ {4 * limit:,} tokens). At eino's default limit (20,000) that is 320,001 bytes.")
+
     @classmethod
     def from_eino(
         cls,

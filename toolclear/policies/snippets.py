@@ -133,23 +133,36 @@ def live_snippets(config: Any) -> list[tuple[str, str, str]]:
 
 
 def policy_snippets(config: Any, *, path: str = "transcript.json", mode: Mode = "single pass",
-                    conversation: str | None = None) -> list[tuple[str, str, str]]:
+                    conversation: str | None = None,
+                    offloading: ToolResultOffloadingConfig | None = None) -> list[tuple[str, str, str]]:
     """(title, language, code) for a policy: in its own framework's form, then toolclear's
-    Python and CLI that reproduce what the app shows."""
+    Python and CLI that reproduce what the app shows, then the policy live in each agent
+    framework. ``offloading`` goes with a policy that takes it (eino's clear policy)."""
     from toolclear.policies import spec_for
     from toolclear.policies.syntax import policy_spec
 
     spec = spec_for(config)
+    offloading = offloading if spec.offloads else None
     export = spec.preset_of(config).export
     out: list[tuple[str, str, str]] = export(config) if export is not None else []
+    if "go" in spec.exports and isinstance(config, ClearToolResultConfig):
+        out.insert(0, ("eino (Go)", "go", go_snippet(config, offloading)))
     fn = "replay" if mode == "replay" else "apply"
     backend = ", backend=toolclear.LocalDirBackend('saved')" if spec.needs_backend(config) else ""
+    setup = []
+    if offloading is not None:
+        setup = ["offloading = toolclear.ToolResultOffloadingConfig(",
+                 f"    offloading_token_limit={offloading.offloading_token_limit},",
+                 f"    read_file_tool_name={offloading.read_file_tool_name!r},",
+                 ")"]
+        backend = ", offloading=offloading, backend=toolclear.LocalDirBackend('offloaded')"
     load = (f"transcript = toolclear.load({path!r})" if conversation is None else
             f"transcript = next(t for t in toolclear.load_all({path!r}) if t.id == {conversation!r})")
     py = "\n".join([
         "import toolclear",
         "",
         f"config = toolclear.{config!r}",
+        *setup,
         load,
         f"result = toolclear.{fn}(transcript.messages, config{backend})",
         "print(len(result.cleared_indices), 'messages changed;', result.cache_breaks, 'cache breaks')",
@@ -162,7 +175,11 @@ def policy_snippets(config: Any, *, path: str = "transcript.json", mode: Mode = 
     parts.append(f"--policy={policy_spec(config)}")
     if mode == "replay":
         parts.append("--replay")
-    if backend:
+    if offloading is not None:
+        parts += ["--offload-dir", "offloaded", "--offload-limit", str(offloading.offloading_token_limit)]
+        if offloading.read_file_tool_name != "read_file":
+            parts.append(f"--read-tool={offloading.read_file_tool_name}")
+    elif backend:
         parts += ["--offload-dir", "saved"]
     parts.append(f"--output=reduced-{path.rsplit('/', 1)[-1]}")
     out.append(("toolclear CLI", "bash", shlex.join(parts)))

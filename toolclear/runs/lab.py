@@ -151,12 +151,18 @@ def apply(
     tools: Sequence[ToolSchema] = (),
     *,
     counter: str | TokenCounter | None = None,
+    offloading: Any = None,
 ) -> Result:
     """One before-model step of ``config`` on ``messages`` (eino's clear policy when
     None). For eino's reduction the returned messages carry eino's processed flag, so
-    they are the state the next call starts from; ``backend`` receives its files."""
+    they are the state the next call starts from; ``backend`` receives its files.
+    ``offloading`` goes to a policy that offloads (eino's clear policy)."""
     config = config if config is not None else ClearToolResultConfig()
     spec = spec_for(config)
+    if offloading is not None:
+        if not spec.offloads or spec.fast_apply is None:
+            raise ConfigError(f"offloading belongs to eino's clear policy, not {spec.name}")
+        return spec.fast_apply(messages, config, offloading=offloading, backend=backend)
     if spec.fast_apply is not None:
         return spec.fast_apply(messages, config, backend=backend)
     return _run(messages, config, counter, backend, tools, "single pass")
@@ -379,7 +385,7 @@ def compare(
             results.append(replay(msgs, cfg, backend=backend, counter=counter, calibration=calibration,
                                   offloading=offloads))
         else:
-            results.append(apply(msgs, cfg, backend=backend, counter=counter))
+            results.append(apply(msgs, cfg, backend=backend, counter=counter, offloading=offloads))
     labels = [_label(c) for c in configs]
     seen: dict[str, int] = {}
     for k, lab in enumerate(labels):

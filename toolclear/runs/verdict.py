@@ -54,6 +54,17 @@ def scaled(messages: Sequence[Message], counter: str | None = None) -> list[str]
             f'langchain-summarization:trigger=["tokens",{lc_third}]']
 
 
+def suggested(messages: Sequence[Message], counter: str | None, current: str) -> list[str]:
+    """Five policies scaled to this conversation, so each of them does something (the
+    verdict's own scaled settings, then the masking presets): what the app's Compare
+    view starts from."""
+    out = [current]
+    for spec in (*scaled(messages, counter), "swe-agent", "openhands"):
+        if len(out) < 5 and spec.split(":")[0] != current.split(":")[0]:
+            out.append(spec)
+    return out
+
+
 def _peak(msgs: tuple[Message, ...], counter: str | None, fallback: int) -> int:
     """The run's largest prompt as sent: the log's recorded one, else ``fallback``."""
     from .lab import sent_as

@@ -268,8 +268,7 @@ class SweepSettings:
     pricing: Any
     counter: str | None
     calibrate: bool
-    calibration: bool
-    """Replay in tokens as sent (``sent_as`` of each run's own usage)."""
+    """Replay in tokens as sent and price calibrated (``sent_as`` of each run's own usage)."""
 
 
 def _rows_for_file(f: CorpusFile, data: bytes | None, settings: SweepSettings) -> tuple[list[tuple[Any, ...]], str | None]:
@@ -282,8 +281,7 @@ def _rows_for_file(f: CorpusFile, data: bytes | None, settings: SweepSettings) -
     from ..runs.lab import compare, policy_name, sent_as
 
     fmt, configs, labels, mode = settings.format, settings.configs, settings.labels, settings.mode
-    pricing, counter, calibrate, calibration = settings.pricing, settings.counter, settings.calibrate, \
-        settings.calibration
+    pricing, counter, calibrate = settings.pricing, settings.counter, settings.calibrate
 
     try:
         transcripts = _load(f, fmt, data)
@@ -301,7 +299,7 @@ def _rows_for_file(f: CorpusFile, data: bytes | None, settings: SweepSettings) -
                 priced, note = pricing_of(t.messages, pricing)
             except ToolclearError as exc:
                 price_error = str(exc)
-        sent = sent_as(t.messages, counter) if mode == "replay" and (calibrate or calibration) else None
+        sent = sent_as(t.messages, counter) if mode == "replay" and calibrate else None
         marks = [k for k, _ in t.marks]
         for cfg, label in zip(configs, labels):
             row: dict[str, Any] = {"run": f"{f.label}#{t.id}", "file": f.label, "conversation": t.id,
@@ -489,7 +487,6 @@ def sweep_corpus(
     scheduler: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     calibrate: bool = True,
-    calibration: bool = False,
 ) -> CorpusSweep:
     """Every config on every run of ``corpus``: ``engine="serial"``, ``"process"`` (all
     cores, or ``workers``) or ``"dask"`` (a ``dask.distributed`` ``client``, or a
@@ -499,11 +496,10 @@ def sweep_corpus(
     the model its log names (a run whose model has none is an error row). Each run is
     priced as ``toolclear.cost(replay, pricing, calibrate=calibrate)`` prices it alone,
     so its dollars equal ``compare``'s and ``reduce``'s for the same settings;
-    ``calibrate`` (on by default) fits each run on its own recorded usage, where its log
-    recorded some (uncalibrated dollars run 2.5-4x under what Claude Code logs record).
-
-    ``calibration``: replay each run with ``toolclear.calibrate`` of its own recorded
-    usage, so tokens sent, peak context and the triggers are as the model was sent them."""
+    ``calibrate`` (on by default, as in ``compare`` and ``cost``) fits each run on its own
+    recorded usage, where its log recorded some: the replay speaks in tokens as the model
+    was sent them (tokens sent, peak context, the triggers) and the dollars are calibrated
+    (uncalibrated dollars run 2.5-4x under what Claude Code logs record)."""
     import pandas as pd
 
     configs = list(configs)
@@ -514,8 +510,7 @@ def sweep_corpus(
 
         pricing = PRICING[pricing]
     labels = _labels(configs)
-    shared = SweepSettings(corpus.format, tuple(configs), tuple(labels), mode, pricing, counter, calibrate,
-                           calibration)
+    shared = SweepSettings(corpus.format, tuple(configs), tuple(labels), mode, pricing, counter, calibrate)
     rows: list[tuple[Any, ...]] = []
     errors = list(corpus.errors)
     total = len(corpus.files)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 from datetime import timedelta
 
-import numpy as np
 import pytest
 
 import toolclear as tc
@@ -35,7 +34,7 @@ def test_fast_pricing_equals_the_call_by_call_reference(seed) -> None:
     resets and compactions."""
     import random
 
-    from toolclear.cost import cache_model
+    from toolclear.cost import cache_model, cache_reference
 
     from ..policies.test_all_policies import POLICIES
     from ..policies.test_langchain import generate
@@ -72,7 +71,7 @@ def test_fast_pricing_equals_the_call_by_call_reference(seed) -> None:
             for with_policy in (True, False):
                 fast = cache_model._price_fast(rp, pricing, pricing.overhead_tokens, 1.3, with_policy, cuts, warm,
                                             resets=resets, kept=kept)
-                slow = cache_model._price_loop(rp, pricing, pricing.overhead_tokens, 1.3, with_policy, cuts, warm,
+                slow = cache_reference._price_loop(rp, pricing, pricing.overhead_tokens, 1.3, with_policy, cuts, warm,
                                             resets, kept)
                 f_rows, s_rows = cache_model._rows(fast), cache_model._rows(slow)
                 assert [r[:6] + (r.cache_break,) for r in f_rows] == [r[:6] + (r.cache_break,) for r in s_rows], (
@@ -91,7 +90,7 @@ def test_cost_of_a_compacted_session_is_the_call_by_call_reference(path) -> None
     calls) gives, call for call, what the reference loop gives, with and without each
     policy, calibrated, for Anthropic's cache and a prefix cache."""
     from toolclear.cost import billing as cost_mod
-    from toolclear.cost import cache_model, logfacts
+    from toolclear.cost import cache_model, cache_reference, logfacts
 
     from ..policies.test_all_policies import POLICIES
 
@@ -111,7 +110,7 @@ def test_cost_of_a_compacted_session_is_the_call_by_call_reference(path) -> None
             warm = cost_mod._warm_start(rp) if c.calibrated_on else 0
             assert len(c.segment_extras) in (0, len(cuts) + 1)
             for with_policy, got in ((True, c.calls), (False, c.calls_without_policy)):
-                ref = cache_model._price_run(c._result, p, c.overhead_tokens, c.scale, with_policy, cuts, warm, resets,
+                ref = cache_reference._price_run(c._result, p, c.overhead_tokens, c.scale, with_policy, cuts, warm, resets,
                                              kept, c.segment_extras)
                 assert [r[:6] + (r.cache_break,) for r in got] == [r[:6] + (r.cache_break,) for r in ref], (
                     config, pricing, with_policy)
@@ -137,8 +136,8 @@ def test_the_replays_trace_gives_the_columns_its_steps_give(seed) -> None:
         rp = tc.replay(msgs, config, persist=persist)
         assert rp._trace is not None
         k = len(rp.model_call_steps)
-        fast = cache_model._step_columns(np, rp, k)
-        slow = cache_model._step_columns(np, dataclasses.replace(rp, _trace=None), k)
+        fast = cache_model._step_columns(rp, k)
+        slow = cache_model._step_columns(dataclasses.replace(rp, _trace=None), k)
         for name, a, b in zip(("ends", "sent", "unreduced", "low", "high", "own"), fast, slow):
             assert a.tolist() == b.tolist(), (config, persist, name)
 
@@ -159,7 +158,7 @@ def test_the_reference_prefix_tree_holds_the_prefix_sums(n: int) -> None:
     prefix as the plain sum does, after any number of changes."""
     import random
 
-    from toolclear.cost.cache_model import _Fenwick
+    from toolclear.cost.cache_reference import _Fenwick
 
     rng = random.Random(n)
     values = [rng.randint(0, 50) for _ in range(n)]

@@ -3,7 +3,6 @@ on every real log with usage)."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import toolclear as tc
@@ -36,7 +35,7 @@ def test_cache_resets_over_all_calls_at_once_equal_the_loop(path) -> None:
         cuts = compactions_of(msgs)
         for ttl in (300, 3_600):
             for c in (cuts, ()):
-                assert logfacts._cache_resets_np(np, msgs, ttl, c) == logfacts._cache_resets_loop(msgs, ttl, c)
+                assert logfacts._cache_resets_np(msgs, ttl, c) == logfacts._cache_resets_loop(msgs, ttl, c)
 
 
 def test_the_real_logs_hold_cache_resets() -> None:

@@ -32,10 +32,10 @@ from .cache_model import (
     _ints,
     _prefix,
     _price_fast,
-    _price_loop,
     _rows,
     thinking_kept,
 )
+from .cache_reference import _price_loop
 from .calibration import MAX_SCALE, MIN_SCALE, beyond_transcript, cut_before, fit_line
 from .logfacts import (
     COMPACTION_TEXT,
@@ -176,15 +176,15 @@ def _fit(result: Result, overhead: int, cuts: Sequence[int], prior: float = 1.0)
     if not budget or not _log_facts(log)[1]:  # no call to fit on
         return overhead, prior, 0
     tr = result._trace
-    ends = (_ints(np, tr.ends)[:budget] if tr is not None else
+    ends = (_ints(tr.ends)[:budget] if tr is not None else
             np.fromiter((s.call_index for s in result.steps[:budget]), dtype=np.int64, count=budget))
     ends = ends[ends < len(log)]
-    ys = _log_arrays(np, log).prompt[ends]
+    ys = _log_arrays(log).prompt[ends]
     ends, ys = ends[ys > 0], ys[ys > 0]
     if not len(ys):
         return overhead, prior, 0
-    prefix = _prefix(np, result)
-    cut = _cut_before_each(np, cuts, ends)
+    prefix = _prefix(result)
+    cut = _cut_before_each(cuts, ends)
     fitted, scale = fit_line((prefix[ends] - prefix[cut]).tolist(), ys.tolist(), prior)
     return fitted, scale, len(ys)
 

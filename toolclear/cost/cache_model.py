@@ -2,9 +2,10 @@
 
 Every provider caches the prompt prefix, and clearing an old tool result changes it:
 the next call pays to write (Anthropic) or to send uncached (OpenAI, Gemini) the rest
-of the prompt again. Two implementations of one model: ``_price_run``, the reference,
-one call at a time with the cache's entries as a stack, and ``_price_fast``, numpy over
-all calls at once; the tests hold them equal call for call.
+of the prompt again. Two implementations of one model: ``cache_reference._price_run``,
+the reference, one call at a time with the cache's entries as a stack, and
+``_price_fast`` here, numpy over all calls at once; the tests hold them equal call for
+call.
 
 The cache, per kind:
 
@@ -25,12 +26,11 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Mapping, Sequence
-from itertools import accumulate, chain
+from itertools import chain
 from typing import Any, Literal, NamedTuple
 
 from .._gc import paused_gc
 from .._kept import KeptFor
-from ..model import Message, reply_time
 from ..result import Result
 from .logfacts import _cut_before_each, _log_arrays, _log_facts, _log_of, _numpy, _thinking_facts
 from .prices import Pricing
@@ -106,214 +106,47 @@ def _not_sent(facts: tuple[list[int], list[int]] | None, kept: ThinkingKept, cut
     return max(0, think[max(limit, cut)] - think[cut])
 
 
-class _Fenwick:
-    """Prefix sums of the tokens of the messages as the current call sees them."""
-
-    def __init__(self, values: Sequence[int]) -> None:
-        self.n = len(values)
-        self.values = list(values)
-        # built from the prefix sums in one pass: node j sums the j & -j values ending at j
-        pre = list(accumulate(self.values, initial=0))
-        self.tree = [0, *(pre[j] - pre[j - (j & -j)] for j in range(1, self.n + 1))]
-
-    def set(self, i: int, v: int) -> None:
-        d = v - self.values[i]
-        if not d:
-            return
-        self.values[i] = v
-        j = i + 1
-        while j <= self.n:
-            self.tree[j] += d
-            j += j & -j
-
-    def prefix(self, i: int) -> int:
-        s, j = 0, i
-        while j > 0:
-            s += self.tree[j]
-            j -= j & -j
-        return s
-
-
-class _Cache:
-    """The entries one provider's cache holds over a run."""
-
-    def __init__(self, pricing: Pricing, overhead: int) -> None:
-        self.p = pricing
-        self.entries: list[tuple[int, int, float | None]] = []  # (end message index, prompt tokens, last use)
-        self.base = overhead  # system prompt and tools: a prefix of every prompt
-        self.base_used: float | None = None
-        self.base_alive = False
-        self.sent = False
-        self.last: float | None = None  # when the last prompt was sent (openai, gemini)
-
-    def _alive(self, last: float | None, now: float | None) -> bool:
-        return last is None or now is None or now - last <= self.p.ttl_seconds
-
-    def invalidate_from(self, index: int) -> None:
-        """A message at ``index`` changed: entries that end after it are no longer prefixes."""
-        while self.entries and self.entries[-1][0] > index:
-            self.entries.pop()
-
-    def call(self, end: int, prompt: int, shared: int, now: float | None,
-             cap: int | None = None) -> tuple[int, int, int]:
-        """(uncached, write, read) for a prompt of ``prompt`` tokens ending at message
-        ``end``; ``shared`` is its common prefix with the last prompt (openai, gemini);
-        ``cap``: the log's cache held only that much at this call (``cache_resets``)."""
-        p = self.p
-        if p.cache == "none":
-            return prompt, 0, 0
-        while self.entries and not self._alive(self.entries[-1][2], now):
-            self.entries.clear()
-        if cap is not None:
-            self.entries.clear()
-        hit = self.entries[-1][1] if self.entries else 0
-        if self.base and self._alive(self.base_used, now) and self.base_alive:
-            hit = max(hit, self.base)
-        if cap is not None:
-            hit = min(hit, cap)
-        if p.cache == "anthropic":
-            if prompt < p.min_cacheable:
-                return prompt, 0, 0
-            read = min(hit, prompt) if hit >= p.min_cacheable else 0  # a prompt shorter than the entry: thinking
-            self.entries.append((end, prompt, now))
-            self.base_used, self.base_alive = now, True
-            return 0, prompt - read, read
-        # prefix caching matches any prefix of the last prompt while it lives
-        if self.sent:
-            common = shared if self._alive(self.last, now) else 0
-        else:
-            common = self.base if self.base_alive else 0  # a warm start (calibration)
-        self.sent, self.last = True, now
-        if cap is not None:
-            common = min(common, cap)
-        if p.cache == "openai":
-            common = (common // 128) * 128
-        read = min(common, prompt) if common >= p.min_cacheable and prompt >= p.min_cacheable else 0
-        self.entries.append((end, prompt, now))
-        self.base_used, self.base_alive = now, True
-        return prompt - read, 0, read
-
-
-def _output_tokens(m: Message, count: int, scale: float) -> int:
-    if m.usage is not None and (m.usage.output_tokens or m.usage.prompt_tokens):
-        return m.usage.output_tokens
-    return round(count * scale)
-
-
-def _price_loop(result: Result, pricing: Pricing, overhead: int, scale: float, with_policy: bool,
-                cuts: Sequence[int], warm: int = 0, resets: Mapping[int, int] | None = None,
-                kept: ThinkingKept = "all", extras: Sequence[int] = (),
-                extra_at: Sequence[int] | None = None) -> dict[str, list[Any]]:
-    return _columns(_price_run(result, pricing, overhead, scale, with_policy, cuts, warm, resets, kept, extras,
-                               extra_at))
-
-
-def _price_run(result: Result, pricing: Pricing, overhead: int, scale: float, with_policy: bool,
-               cuts: Sequence[int], warm: int = 0, resets: Mapping[int, int] | None = None,
-               kept: ThinkingKept = "all", extras: Sequence[int] = (),
-               extra_at: Sequence[int] | None = None) -> tuple[CallCost, ...]:
-    """The reference: one call at a time, the cache's entries kept as a stack.
-    ``extras[k]``: what the calls after the k-th compaction send beyond the overhead
-    (the history a file that starts mid-session lacks, before the first; the files
-    Claude Code attaches again after one); the compactions are ``extra_at`` where given
-    (a compaction policy's own), else ``cuts``."""
-    from bisect import bisect_left
-    steps = result.model_call_steps
-    msgs = result.messages
-    log = _log_of(result)  # each call's time and output as recorded (a policy may rebuild the message)
-    counts = result.token_counts
-    after = result.token_counts_after
-    tree = _Fenwick(counts)
-    thinking = _thinking_facts(msgs, counts, log) if kept != "all" else None
-    cache_ = _Cache(pricing, overhead)
-    if warm:  # the first call found this much already cached (an earlier session's system prompt)
-        cache_.base, cache_.base_alive = min(warm, overhead) or warm, True
-    out: list[CallCost] = []
-    prev_end = -1
-    prev_cut = 0
-    prev_prompt = 0
-    cut_pos = 0
-    for step in steps:
-        end = step.call_index
-        while cut_pos < len(cuts) and cuts[cut_pos] < end:
-            cut_pos += 1
-        cut = cuts[cut_pos - 1] if cut_pos else 0
-        first_change = end
-        if with_policy and step.cleared_indices:
-            for i in step.cleared_indices:
-                tree.set(i, after[i] if result.cleared_at[i] is not None else counts[i])
-            first_change = min(step.cleared_indices)
-        if cut != prev_cut:
-            cache_.invalidate_from(-1)
-            prev_end = -1
-        elif with_policy and step.cleared_indices:
-            cache_.invalidate_from(first_change)
-        base = tree.prefix(cut)
-        # the step's own count of what it sent (exact); the tree only finds prefixes
-        body = (step.context_tokens if with_policy else step.context_tokens_unreduced) - base
-        body -= _not_sent(thinking, kept, cut, end, end)
-        seg = cut_pos if extra_at is None else bisect_left(extra_at, end)
-        extra = extras[min(seg, len(extras) - 1)] if extras else 0
-        prompt = max(0, overhead + extra + round(body * scale))
-        shared_end = min(prev_end, first_change) if prev_end >= 0 else cut
-        if prev_end >= 0 and first_change >= prev_end:
-            shared = prev_prompt  # nothing the last call sent changed: all of it is a prefix
-        else:
-            upto = max(shared_end, cut)
-            shared = max(0, overhead + extra + round(
-                (tree.prefix(upto) - base - _not_sent(thinking, kept, cut, end, upto)) * scale))
-        now = reply_time(log[end]) if end < len(log) else None
-        uncached, write, read = cache_.call(end, prompt, shared, now, resets.get(end) if resets else None)
-        output = _output_tokens(log[end], counts[end], scale) if end < len(log) else 0
-        at = pricing.for_prompt(prompt)
-        input_dollars = at.dollars(uncached, write, read, 0)
-        broke = bool(with_policy and step.cache_break)
-        break_dollars = 0.0
-        if broke and prev_end >= 0:
-            lost = max(0, prev_prompt - read)  # what would have been read had the prefix stayed
-            price = at.cache_write if at.cache == "anthropic" else at.input
-            break_dollars = lost * (price - at.cache_read) / 1e6
-        out.append(CallCost(end, prompt, uncached, write, read, output,
-                            input_dollars + at.dollars(0, 0, 0, output), input_dollars, broke, break_dollars))
-        prev_end, prev_cut, prev_prompt = end, cut, prompt
-    return tuple(out)
-
-
 _arrays_kept: KeptFor[Any] = KeptFor(8)
 
 
-def _int_array(np: Any, values: Sequence[int]) -> Any:
+def _int_array(values: Sequence[int]) -> Any:
     """``values`` as an int64 array: a view of an array (the prefix sums every replay of a
     run shares), else kept for the same tuple (a run's token counts)."""
-    return _ints(np, values) if isinstance(values, array) else _arrays_kept.get(
+    import numpy as np
+
+    return _ints(values) if isinstance(values, array) else _arrays_kept.get(
         values, lambda: np.fromiter(values, dtype=np.int64, count=len(values)))
 
 
-def _ints(np: Any, values: Sequence[int]) -> Any:
+def _ints(values: Sequence[int]) -> Any:
     """An int64 array of ``values``: a view of a replay's array('q') columns, no copy."""
+    import numpy as np
+
     if isinstance(values, array) and values.typecode == "q" and len(values):
         return np.frombuffer(values, dtype=np.int64)
     return np.fromiter(values, dtype=np.int64, count=len(values))
 
 
-def _step_columns(np: Any, result: Result, k_n: int) -> tuple[Any, ...]:
+def _step_columns(result: Result, k_n: int) -> tuple[Any, ...]:
     """(ends, context with the policy, without it, lowest and highest change, the count
     of each call's message) of the first ``k_n`` steps: from the replay's Trace when it
     left one (array operations only), else from the Step objects."""
+    import numpy as np
+
     i64 = np.int64
     tr = result._trace
     if tr is not None:
-        ends_all = _ints(np, tr.ends)
-        prefix = _int_array(np, tr.prefix)
+        ends_all = _ints(tr.ends)
+        prefix = _int_array(tr.prefix)
         ends = ends_all[:k_n]
         ctx_u = prefix[ends]
-        at, saved_at = _ints(np, tr.at), _ints(np, tr.saved)
+        at, saved_at = _ints(tr.at), _ints(tr.saved)
         # tokens saved at each step: constant from one change step to the next
         saved = np.repeat(np.concatenate(([0], saved_at)), np.diff(np.concatenate(([0], at, [len(ends_all)]))))[:k_n]
         lows = np.full(len(ends_all), -1, dtype=i64)
         highs = np.full(len(ends_all), -1, dtype=i64)
-        lows[at] = _ints(np, tr.low)
-        highs[at] = _ints(np, tr.high)
+        lows[at] = _ints(tr.low)
+        highs[at] = _ints(tr.high)
         n = len(prefix) - 1
         own = np.where(ends < n, prefix[np.minimum(ends + 1, n)] - prefix[ends], 0)
         return ends, ctx_u - saved, ctx_u, lows[:k_n], highs[:k_n], own
@@ -354,13 +187,13 @@ def _call_facts(result: Result, scale: float, kept: ThinkingKept = "all") -> dic
         return {"ends": empty, "times": np.zeros(0), "outs": empty, "ctx_w": empty, "ctx_u": empty,
                 "lows": empty, "highs": empty, "timed": False, "think": None, "think_limit": empty}
     with paused_gc():
-        ends, ctx_w, ctx_u, lows, highs, own = _step_columns(np, result, k_n)
+        ends, ctx_w, ctx_u, lows, highs, own = _step_columns(result, k_n)
     outs = np.rint(own * scale).astype(i64)
     times = np.full(k_n, np.nan)
     log = _log_of(result)
     _, recorded = _log_facts(log)
     if recorded:  # only the calls whose message recorded usage
-        la = _log_arrays(np, log)
+        la = _log_arrays(log)
         inside = ends < len(log)
         at = np.minimum(ends, len(log) - 1)
         times = np.where(inside, la.time[at], np.nan)
@@ -378,7 +211,7 @@ def _call_facts(result: Result, scale: float, kept: ThinkingKept = "all") -> dic
             "think": None if thinking is None else think, "think_limit": lim}
 
 
-def _anthropic_tops(np: Any, broke: Any, first: Any, ends: Any, times: Any | None, entry: Any, ttl: int,
+def _anthropic_tops(broke: Any, first: Any, ends: Any, times: Any | None, entry: Any, ttl: int,
                     reset: Any, new: Any | None = None) -> Any:
     """For each call, the call whose cache entry it reads from Anthropic's cache (-1:
     none), all calls at once.
@@ -392,6 +225,8 @@ def _anthropic_tops(np: Any, broke: Any, first: Any, ends: Any, times: Any | Non
     before that break that outlived its own; an emptying (an expired top) kills every
     entry before it, as a compaction (``new``: the first call after one) does. Equal to
     the stack, call for call (the tests run both)."""
+    import numpy as np
+
     k_n = len(entry)
     i32 = np.int32  # call positions: half the memory traffic of int64
     idx = np.arange(k_n, dtype=i32)
@@ -424,9 +259,11 @@ def _anthropic_tops(np: Any, broke: Any, first: Any, ends: Any, times: Any | Non
     return np.where((top >= 0) & ~expired & (top >= emptied), top, -1)
 
 
-def _breaks(np: Any, f: Mapping[str, Any], with_policy: bool) -> tuple[Any, Any]:
+def _breaks(f: Mapping[str, Any], with_policy: bool) -> tuple[Any, Any]:
     """Which calls broke the cache and the lowest message each changed; (None, None)
     when a change reaches down to an earlier one (the fast prefix sums assume not)."""
+    import numpy as np
+
     ends = f["ends"]
     if not with_policy:
         return np.zeros(len(ends), dtype=bool), ends.copy()
@@ -442,11 +279,13 @@ def _breaks(np: Any, f: Mapping[str, Any], with_policy: bool) -> tuple[Any, Any]
     return broke, np.where(broke, lows, ends)
 
 
-def _anthropic_hits(np: Any, p: Pricing, prompt: Any, broke: Any, first: Any, ends: Any, times: Any,
+def _anthropic_hits(p: Pricing, prompt: Any, broke: Any, first: Any, ends: Any, times: Any,
                     expired: Any, overhead: int, base: int, timed: bool, reset: Any,
                     new: Any | None = None) -> Any:
     """The tokens each call reads from Anthropic's cache (before the minimum-length check
     of its own prompt, and before a reset's cap)."""
+    import numpy as np
+
     k_n = len(prompt)
     entry_a = prompt >= p.min_cacheable
     if not broke.any() and not (entry_a[:-1] & ~entry_a[1:]).any():
@@ -455,7 +294,7 @@ def _anthropic_hits(np: Any, p: Pricing, prompt: Any, broke: Any, first: Any, en
         fresh = ~expired[1:] & ~reset[1:] if new is None else ~expired[1:] & ~reset[1:] & ~new[1:]
         hit[1:] = np.where(entry_a[:-1] & fresh, prompt[:-1], 0)
     else:
-        top = _anthropic_tops(np, broke, first, ends, times if timed else None, entry_a, p.ttl_seconds, reset,
+        top = _anthropic_tops(broke, first, ends, times if timed else None, entry_a, p.ttl_seconds, reset,
                               new)
         hit = np.where(top >= 0, prompt[np.maximum(top, 0)], 0)
     floor = base or overhead
@@ -478,9 +317,11 @@ def _anthropic_hits(np: Any, p: Pricing, prompt: Any, broke: Any, first: Any, en
     return hit
 
 
-def _prefix(np: Any, result: Result) -> Any:
+def _prefix(result: Result) -> Any:
     """``prefix[i]``: the tokens before message i, as an int64 array."""
-    return (_int_array(np, result._trace.prefix) if result._trace is not None else
+    import numpy as np
+
+    return (_int_array(result._trace.prefix) if result._trace is not None else
             np.concatenate(([0], np.cumsum(np.asarray(result.token_counts, dtype=np.int64)))))
 
 
@@ -494,11 +335,13 @@ class _Segments(NamedTuple):
     base: Any
 
 
-def _segments(np: Any, result: Result, f: dict[str, Any], cuts: Sequence[int], with_policy: bool) -> _Segments | None:
+def _segments(result: Result, f: dict[str, Any], cuts: Sequence[int], with_policy: bool) -> _Segments | None:
     """The compactions as arrays (None: the log has none). Messages before a compaction
     are not sent after it, so the policy's savings on them come off what lies before the
     compaction, from the call that made them or the first call after the compaction,
     whichever is later (the reference's tree of prefix sums, all calls at once)."""
+    import numpy as np
+
     if not cuts:
         return None
     ends = f["ends"]
@@ -506,10 +349,10 @@ def _segments(np: Any, result: Result, f: dict[str, Any], cuts: Sequence[int], w
     cuts_a = np.asarray(cuts, dtype=np.int64)
     kept = f.get("cuts")
     if kept is None or kept[0] != tuple(cuts):  # the same for the run with and without the policy
-        cut = _cut_before_each(np, cuts_a, ends)
+        cut = _cut_before_each(cuts_a, ends)
         # the first call after each compaction (k_n: none), and one more for "no compaction"
         first_after = np.append(np.searchsorted(ends, cuts_a, side="right"), k_n)
-        kept = f["cuts"] = (tuple(cuts), cut, cut != np.concatenate(([0], cut[:-1])), _prefix(np, result)[cut],
+        kept = f["cuts"] = (tuple(cuts), cut, cut != np.concatenate(([0], cut[:-1])), _prefix(result)[cut],
                             first_after)
     _, cut, new, base, first_after = kept
     if not with_policy:
@@ -518,18 +361,18 @@ def _segments(np: Any, result: Result, f: dict[str, Any], cuts: Sequence[int], w
     if tr is not None and len(tr.changed):
         # the replay kept each change (once per message, the changes' ranges only growing)
         # and the running total saved: each step's run of changes starts at its lowest
-        idx = _ints(np, tr.changed)
-        running = _ints(np, tr.changed_saved)
-        lows = _ints(np, tr.low)
+        idx = _ints(tr.changed)
+        running = _ints(tr.changed_saved)
+        lows = _ints(tr.low)
         has = lows >= 0
         step_start = np.searchsorted(idx, lows[has], side="left")
-        step_k = _ints(np, tr.at)[has]
+        step_k = _ints(tr.at)[has]
     elif result.cleared_indices:
         changed = result.cleared_indices
         idx = np.asarray(changed, dtype=np.int64)
         at = np.fromiter((result.cleared_at[i] for i in changed), dtype=np.int64, count=len(changed))
         k_change = np.searchsorted(ends, at, side="left")
-        running = np.cumsum(_int_array(np, result.token_counts)[idx]
+        running = np.cumsum(_int_array(result.token_counts)[idx]
                             - np.asarray(result.token_counts_after, dtype=np.int64)[idx])
         step_start = np.flatnonzero(np.concatenate(([True], k_change[1:] != k_change[:-1])))
         step_k = k_change[step_start]
@@ -551,14 +394,16 @@ def _segments(np: Any, result: Result, f: dict[str, Any], cuts: Sequence[int], w
     return _Segments(cut, new, base - np.rint(below).astype(np.int64))
 
 
-def _shared(np: Any, result: Result, f: Mapping[str, Any], prompt: Any, broke: Any, first: Any, overhead: Any,
+def _shared(result: Result, f: Mapping[str, Any], prompt: Any, broke: Any, first: Any, overhead: Any,
             scale: float, with_policy: bool, seg: _Segments | None = None) -> Any:
     """The prefix each call shares with the previous prompt (what OpenAI and Gemini read);
     after a compaction only the overhead."""
+    import numpy as np
+
     shared = np.zeros(len(prompt), dtype=np.int64)
     shared[1:] = prompt[:-1]
     if with_policy and broke.any():
-        prefix = _prefix(np, result)
+        prefix = _prefix(result)
         idx = np.flatnonzero(broke)
         saved_before = f["ctx_u"][idx - 1] - f["ctx_w"][idx - 1]  # all earlier savings lie below the change
         body = prefix[first[idx]] - saved_before
@@ -578,9 +423,11 @@ def _shared(np: Any, result: Result, f: Mapping[str, Any], prompt: Any, broke: A
     return shared
 
 
-def _rates(np: Any, p: Pricing, prompt: Any) -> tuple[Any, Any, Any, Any]:
+def _rates(p: Pricing, prompt: Any) -> tuple[Any, Any, Any, Any]:
     """(input, output, cache write, cache read) prices per call: the long-context tier's
     for calls past its threshold."""
+    import numpy as np
+
     base = (p.input, p.output, p.cache_write, p.cache_read)
     if p.long is None or not p.long_context_from:
         return base
@@ -588,13 +435,16 @@ def _rates(np: Any, p: Pricing, prompt: Any) -> tuple[Any, Any, Any, Any]:
     if not long.any():
         return base
     tier = p.for_prompt(p.long_context_from + 1)
-    return tuple(np.where(long, b, a) for a, b in zip(base, (tier.input, tier.output, tier.cache_write,
-                                                             tier.cache_read)))
+    i, o, w, r = (np.where(long, b, a) for a, b in zip(base, (tier.input, tier.output, tier.cache_write,
+                                                              tier.cache_read)))
+    return i, o, w, r
 
 
-def _reset_columns(np: Any, f: dict[str, Any], resets: Mapping[int, int] | None) -> tuple[Any, Any]:
+def _reset_columns(f: dict[str, Any], resets: Mapping[int, int] | None) -> tuple[Any, Any]:
     """(whether the log's cache was reset at each call, what it still held there): the
     same for the run with and without the policy, so worked out once."""
+    import numpy as np
+
     kept = f.get("resets")
     if kept is not None and kept[0] is resets:
         return kept[1], kept[2]
@@ -628,12 +478,14 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
         return _columns(())
     f = facts if facts is not None else _call_facts(result, scale, kept)
     ends, times, outs = f["ends"], f["times"], f["outs"]
-    broke, first = _breaks(np, f, with_policy)
+    broke, first = _breaks(f, with_policy)
     if broke is None:
         # a change below an earlier one: the reference's stack of prefixes handles it
+        from .cache_reference import _price_loop
+
         return _price_loop(result, pricing, overhead, scale, with_policy, cuts, warm, resets, kept, extras, extra_at)
     ctx = f["ctx_w"] if with_policy else f["ctx_u"]
-    seg = _segments(np, result, f, cuts, with_policy)
+    seg = _segments(result, f, cuts, with_policy)
     if seg is not None:  # only what follows the call's compaction is sent
         ctx = ctx - seg.base
         if f.get("think") is not None:  # the thinking not sent, counted from the compaction
@@ -652,7 +504,7 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
         expired = dt > p.ttl_seconds  # nan compares False: unknown times keep the cache alive
     else:
         expired = np.zeros(k_n, dtype=bool)
-    reset, cap = _reset_columns(np, f, resets)
+    reset, cap = _reset_columns(f, resets)
     alive = ~expired
     alive[0] = False
     uncached = np.zeros(k_n, dtype=np.int64)
@@ -662,7 +514,7 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
     if p.cache == "none":
         uncached = prompt.copy()
     elif p.cache == "anthropic":
-        hit = _anthropic_hits(np, p, prompt, broke, first, ends, times, expired, overhead, base, f["timed"],
+        hit = _anthropic_hits(p, prompt, broke, first, ends, times, expired, overhead, base, f["timed"],
                               reset, None if seg is None else seg.new)
         hit = np.where(reset, np.minimum(hit, cap), hit)
         hit = np.where(hit >= p.min_cacheable, hit, 0)
@@ -671,7 +523,7 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
         write = np.where(small, 0, prompt - read)
         uncached = np.where(small, prompt, 0)
     else:
-        common = np.where(alive, _shared(np, result, f, prompt, broke, first, each, scale, with_policy, seg), 0)
+        common = np.where(alive, _shared(result, f, prompt, broke, first, each, scale, with_policy, seg), 0)
         if base:
             common[0] = base
         common = np.where(reset, np.minimum(common, cap), common)
@@ -680,7 +532,7 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
         ok = (common >= p.min_cacheable) & (prompt >= p.min_cacheable)
         read = np.where(ok, np.minimum(common, prompt), 0)
         uncached = prompt - read
-    rate_in, rate_out, rate_w, rate_r = _rates(np, p, prompt)
+    rate_in, rate_out, rate_w, rate_r = _rates(p, prompt)
     input_dollars = (uncached * rate_in + write * rate_w + read * rate_r) / 1e6
     dollars = input_dollars + outs * rate_out / 1e6
     price = rate_w if p.cache == "anthropic" else rate_in

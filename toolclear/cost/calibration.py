@@ -149,7 +149,7 @@ def _calibrate(msgs: tuple[Message, ...], counter: str | TokenCounter | None) ->
     np = _numpy()
     calls: list[int]
     if np is not None:  # the log's usage as arrays, also read once per transcript
-        la = _log_arrays(np, msgs)
+        la = _log_arrays(msgs)
         calls = np.flatnonzero(la.assistant).tolist()
         billed = np.flatnonzero(la.billed)
         prompts = dict(zip(billed.tolist(), la.prompt[billed].tolist()))

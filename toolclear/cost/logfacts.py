@@ -112,9 +112,11 @@ def _read_compactions(messages: Sequence[Message]) -> tuple[LogCompaction, ...]:
     return tuple(out)
 
 
-def _cut_before_each(np: Any, cuts: Sequence[int], ends: Any) -> Any:
+def _cut_before_each(cuts: Any, ends: Any) -> Any:
     """``calibration.cut_before`` for every call at once: the last compaction strictly
     before each of ``ends`` (0: none); ``cuts`` ascending."""
+    import numpy as np
+
     cuts_a = np.asarray(cuts, dtype=np.int64)
     if not len(cuts_a):
         return np.zeros_like(ends)
@@ -181,9 +183,11 @@ class _LogArrays(NamedTuple):
 _log_arrays_kept: KeptFor[_LogArrays] = KeptFor(4)
 
 
-def _log_arrays(np: Any, messages: Sequence[Message]) -> _LogArrays:
+def _log_arrays(messages: Sequence[Message]) -> _LogArrays:
     """The recorded usage as arrays, read once per transcript: every replay of a run
     prices the same recorded calls."""
+    import numpy as np
+
     def read() -> _LogArrays:
         n = len(messages)
         time, out, prompt = np.full(n, np.nan), np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64)
@@ -219,16 +223,18 @@ def cache_resets(messages: Sequence[Message], ttl: int, cuts: Sequence[int] = ()
 
     def read() -> dict[int, int]:
         if np is not None:
-            return _cache_resets_np(np, messages, ttl, cut_list)
+            return _cache_resets_np(messages, ttl, cut_list)
         return _cache_resets_loop(messages, ttl, cut_list)
     if not isinstance(messages, tuple):
         return read()
     return _resets_kept.get(messages, read, extra=(ttl, cut_list))
 
 
-def _cache_resets_np(np: Any, messages: Sequence[Message], ttl: int, cut_list: tuple[int, ...]) -> dict[int, int]:
+def _cache_resets_np(messages: Sequence[Message], ttl: int, cut_list: tuple[int, ...]) -> dict[int, int]:
     """``cache_resets`` over the recorded calls at once (the loop is the reference)."""
-    la = _log_arrays(np, messages)
+    import numpy as np
+
+    la = _log_arrays(messages)
     at = np.flatnonzero(la.billed)
     if len(at) < 2:
         return {}

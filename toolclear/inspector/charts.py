@@ -40,9 +40,11 @@ MAX_COLUMNS = 1000
 messages each: a screen shows no more, and the browser gets a tenth of the data."""
 
 
-def _binned_traces(np: Any, n: int, cats: Any, before: Any, after: Any) -> tuple[list[dict[str, Any]], int]:
+def _binned_traces(n: int, cats: Any, before: Any, after: Any) -> tuple[list[dict[str, Any]], int]:
     """Stacked columns of ``k`` messages (tokens per status summed), and one invisible
     line over their tops whose hover names the messages and what happened to them."""
+    import numpy as np
+
     k = -(-n // MAX_COLUMNS)
     bins = np.arange(n) // k
     nb = int(bins[-1]) + 1
@@ -172,7 +174,7 @@ def usage_figure(result: Result, original: Sequence[Message], *, height: int = 4
     traces: list[dict[str, Any]] = []
     per = 1
     if n > MAX_COLUMNS:
-        traces, per = _binned_traces(np, n, cat_arr, before, after)
+        traces, per = _binned_traces(n, cat_arr, before, after)
     else:
         labels = [_hover_label(m) for m in original]
         for cat in _ORDER:
@@ -376,9 +378,11 @@ _STATUS_CODE = {status: _CODES[status._value_] for status in MessageStatus}
 _STATIC: dict[tuple[int, int, str], Any] = {}
 
 
-def _static_arrays(np: Any, original: Sequence[Message], placeholder: str) -> tuple[Any, Any]:
+def _static_arrays(original: Sequence[Message], placeholder: str) -> tuple[Any, Any]:
     """(is a tool result, counts toward the trigger) per message: fixed for a transcript,
     so worked out once and kept for the next slider move (a few entries at most)."""
+    import numpy as np
+
     key = (id(original), len(original), placeholder)
     hit = _STATIC.get(key)
     if hit is None or hit[0] is not original:
@@ -405,7 +409,7 @@ def usage_svg(result: Result, original: Sequence[Message], *, width: int = 1000,
     config = result.config
     before = np.asarray(result.token_counts_original or result.token_counts, dtype=np.int64)
     after = np.asarray(result.token_counts_after, dtype=np.int64)
-    is_tool, counted = _static_arrays(np, original, config.placeholder)
+    is_tool, counted = _static_arrays(original, config.placeholder)
     codes = np.fromiter((_STATUS_CODE[s] for s in result.statuses), dtype=np.int64, count=n)
     codes[(codes == _CODES["kept"]) & ~is_tool] = _CODES["other message"]
     k = max(1, -(-n // SVG_COLUMNS))

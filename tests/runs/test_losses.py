@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolclear as tc
-from toolclear.runs.losses import _GO_STD, derived_from, message_text, other_forms, pieces, terms
+from toolclear.runs.terms import _GO_STD, derived_from, message_text, other_forms, pieces, terms
 
 from ..conftest import CORPUS, hypothesis_examples
 
@@ -107,6 +107,10 @@ def test_message_text_takes_tool_call_argument_values_not_keys() -> None:
 
 def naive(result: tc.Result, original: list[tc.Message]) -> tuple[set[tuple[int, int, tuple[str, ...]]], set[int]]:
     """The definition as written: at every call, rebuild both contexts from scratch."""
+    from toolclear.runs.losses import known_names
+    from toolclear.runs.terms import weak
+
+    tool_names = known_names(original)  # its tools, their options, the libraries its code imports
     changed_by: dict[int, int] = {}
     refs = set()
     for k, step in enumerate(result.steps):
@@ -120,7 +124,10 @@ def naive(result: tc.Result, original: list[tc.Message]) -> tuple[set[tuple[int,
         reduced = set().union(*(pieces(message_text(result.messages[i] if i in changed else original[i]))
                                 for i in range(c))) if c else set()
         lost = {t for t in terms(message_text(original[c])) if t in unreduced and t not in reduced
-                and not any(f in reduced for f in other_forms(t))}  # in sight in another form: not lost
+                and not any(f in reduced for f in other_forms(t))  # in sight in another form: not lost
+                and t not in tool_names and t.split(".")[0] not in tool_names  # known without a result
+                # the agent's own: it wrote the term before any other message held it
+                and original[next(i for i in range(c) if t in pieces(message_text(original[i])))].role != "assistant"}
         charged: dict[int, list[str]] = {}
         reply = lines(message_text(original[c]))
         for t in lost:  # to the holder the reply shares the longest run of lines with, the latest on a tie
@@ -129,13 +136,24 @@ def naive(result: tc.Result, original: list[tc.Message]) -> tuple[set[tuple[int,
                 reversed(held), key=lambda i: longest_run(reply, set(lines(message_text(original[i])))))
             charged.setdefault(best, []).append(t)
         for i, mine in charged.items():
+            copied = set(lines(message_text(original[c]))) & set(lines(message_text(original[i])))
+            if len(mine) < 3 and all(weak(t) for t in mine) and not any(
+                    len(x) >= 24 and any(t in x for t in mine) for x in copied):
+                continue  # a name or two written by habit, nothing of the message copied
             refs.add((c, i, tuple(sorted(mine))))
     refs |= naive_refetches(result, original)
     return refs, {i for _, i, _ in refs}
 
 
 def lines(text: str) -> list[str]:
-    return [x.strip() for x in text.splitlines() if len(x.strip()) >= 8]
+    """Non-trivial lines, each without the number a tool printed before it (Read's
+    ``  42→``, ``cat -n``, ``grep -n``'s ``path:42:``)."""
+    out = []
+    for x in text.splitlines():
+        x = re.sub(r"^\s*\d+(?:→|\t)|^[\w./@-]+?[:-]\d+[:-]", "", x, count=1).strip()
+        if len(x) >= 8:
+            out.append(x)
+    return out
 
 
 def longest_run(reply: list[str], held: set[str]) -> int:
@@ -185,6 +203,9 @@ def naive_refetches(result: tc.Result, original: list[tc.Message]) -> set[tuple[
         if m.role != "assistant":
             continue
         for call in m.tool_calls:
+            if changes(call) not in (None, "") or any(w in call.name.lower() for w in (
+                    "write", "edit", "replace", "create", "patch", "insert", "delete", "move", "rename")):
+                continue  # a write made again fetches nothing
             for key in keys(call):
                 earlier = [i for i in range(k) if original[i].role == "tool" and original[i].tool_call_id in calls
                            and key in keys(calls[original[i].tool_call_id])]
@@ -195,8 +216,8 @@ def naive_refetches(result: tc.Result, original: list[tc.Message]) -> set[tuple[
                            for x in original[j].tool_calls]
                 if key[0] == "<file>" and any(changes(x) == key[1] for x in between):
                     continue  # the file was written since: reading it again reads new content
-                if key[0] != "<file>" and any(changes(x) == "" for x in between):
-                    continue  # a command since may have changed what the call returns
+                if key[0] != "<file>" and any(changes(x) is not None for x in between):
+                    continue  # a command or a write since may have changed what the call returns
                 at = result.cleared_at[i]
                 if at is not None and at <= k and i not in charged:
                     charged.add(i)
@@ -338,6 +359,88 @@ def test_reading_a_file_again_after_writing_it_is_not_a_refetch() -> None:
         == [(7, 2)]
 
 
+def test_a_write_made_again_and_a_command_run_again_after_an_edit_are_not_refetches() -> None:
+    """Real cases (Claude Code, entireio/cli): an Edit refused ("File has not been read
+    yet") and made again; `mise run test` run again after the fix was edited in. Neither
+    fetched back what was cleared."""
+    clear = tc.parse_policy("eino:threshold=1,keep_recent_tokens=1")
+    edit = ("Edit", '{"file_path": "/src/a.go", "old_string": "x", "new_string": "y"}',
+            "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>")
+    msgs = _run_of(edit, ("Read", '{"file_path": "/src/a.go"}', "package a\n" * 80), edit)
+    r = tc.replay(msgs, clear)
+    assert r.cleared_at[2] is not None and r.cleared_at[2] <= 5
+    assert not [x for x in tc.losses(r).references if x.terms == ("(fetched again)",)]
+    test = ("Bash", '{"command": "mise run test 2>&1"}', "--- FAIL: TestShadow (0.22s)\n" * 40)
+    msgs = _run_of(test, ("Edit", '{"file_path": "/src/a.go", "old_string": "x", "new_string": "y"}', "ok"), test)
+    r = tc.replay(msgs, clear)
+    assert r.cleared_at[2] is not None and r.cleared_at[2] <= 5
+    assert not [x for x in tc.losses(r).references if x.terms == ("(fetched again)",)]
+
+
+def test_the_agents_own_notation_and_its_tools_names_are_not_lost() -> None:
+    """Real cases (Claude Code): `files_with_matches` is an option the agent itself passed
+    to Grep; `NodeTypeCheckpoint` a name it chose in its own Write; `ExitPlanMode` one of
+    its tools. A later reply using them drew on nothing a result told it."""
+    m, call = tc.Message, tc.ToolCall
+    msgs = [m("user", "add a tree view"),
+            m("assistant", "", tool_calls=(call("g", "Grep", '{"pattern": "huh", "output_mode": "files_with_matches"}'),)),
+            m("tool", "cmd/entire/cli/reset.go", tool_call_id="g"),
+            m("assistant", "", tool_calls=(call("w", "Write", '{"file_path": "/t.go", "content": "case '
+                                                     'NodeTypeCheckpoint:"}'),)),
+            m("tool", "File created successfully at: /t.go\n  39  case NodeTypeCheckpoint:", tool_call_id="w"),
+            m("assistant", "", tool_calls=(call("p", "ExitPlanMode", '{"plan": "x"}'),)),
+            m("tool", "User approved ExitPlanMode", tool_call_id="p")]
+    for k in range(4):
+        msgs += [m("assistant", "", tool_calls=(call(f"b{k}", "Bash", f'{{"command": "ls {k}"}}'),)),
+                 m("tool", "none " * 30, tool_call_id=f"b{k}")]
+    msgs.append(m("assistant", "Type: NodeTypeCheckpoint; then ExitPlanMode", tool_calls=(
+        call("g2", "Grep", '{"pattern": "cmd", "output_mode": "files_with_matches"}'),)))
+    r = tc.replay(msgs, tc.parse_policy("eino:threshold=1,keep_recent_tokens=1"))
+    assert {2, 4, 6} <= set(r.cleared_indices)
+    assert not tc.losses(r).references
+    # the same name learned from a result is lost when the result is cleared
+    msgs[4] = m("tool", "existing: case NodeTypeKnownBefore:", tool_call_id="w")
+    msgs[-1] = m("assistant", "Type: NodeTypeKnownBefore")
+    lost = tc.losses(tc.replay(msgs, tc.parse_policy("eino:threshold=1,keep_recent_tokens=1")))
+    assert [(x.message_index, x.terms) for x in lost.references] == [(4, ("NodeTypeKnownBefore",))]
+
+
+def test_a_habits_name_alone_is_lost_only_with_a_line_copied() -> None:
+    """Real cases: `repo.Worktree()` and `sb.WriteString` written from go-git and Go habit,
+    `maxCommits` and `shadowBranch` as local names, charged to files that merely held them;
+    three or more such names from one file, or a line of it copied, still count."""
+    from toolclear.runs.terms import weak
+
+    assert all(weak(t) for t in ("repo.Worktree", "sb.WriteString", "c.Hash.String", "maxCommits", "sessionID"))
+    assert not any(weak(t) for t in ("InitializeSession", "sessionHasNewContent", "checkpoint_count",
+                                      "cmd/entire/cli/a.go", "meta.SessionID"))
+    m, call = tc.Message, tc.ToolCall
+
+    def run(read: str, reply: str) -> tc.Losses:
+        msgs = [m("user", "go"), m("assistant", "", tool_calls=(call("r", "Read", '{"file_path": "/s.go"}'),)),
+                m("tool", read, tool_call_id="r")]
+        for k in range(3):
+            msgs += [m("assistant", "", tool_calls=(call(f"b{k}", "Bash", f'{{"command": "ls {k}"}}'),)),
+                     m("tool", "none " * 30, tool_call_id=f"b{k}")]
+        msgs.append(m("assistant", reply))
+        r = tc.replay(msgs, tc.parse_policy("eino:threshold=1,keep_recent_tokens=1"))
+        assert r.cleared_at[2] is not None  # the file read is cleared before the reply
+        return tc.losses(r)
+
+    read = "func f() {\n\twt, err := repo.Worktree()\n\tconst maxCommits = 100\n\tcount := 0\n}\n"
+    assert not run(read, "tree, err = repo.Worktree() // again\nfor i := 0; i < maxCommits; i++ {").references
+    copied = run(read, "\twt, err := repo.Worktree()\n\tconst maxCommits = 100\n")
+    assert [x.terms for x in copied.references] == [("maxCommits", "repo.Worktree")]
+    three = run("agentType, baseCommit, transcriptPath string", "use agentType and baseCommit and transcriptPath")
+    assert [len(x.terms) for x in three.references] == [3]
+
+
+def test_instruction_files_and_manifests_are_known_to_the_agent() -> None:
+    """Real case: the agent quotes its CLAUDE.md, which a plan it read also named."""
+    assert not tc.runs.terms.terms("The CLAUDE.md says so; see docs/CLAUDE.md and web/package.json")
+    assert tc.runs.terms.terms("edit cmd/entire/cli/explain.go") == {"cmd/entire/cli/explain.go"}
+
+
 def test_a_repeated_command_after_another_command_is_not_a_refetch() -> None:
     status = ("Bash", '{"command": "git status"}', "On branch main\n" + "modified: x\n" * 60)
     clear = tc.parse_policy("eino:threshold=1,keep_recent_tokens=1")
@@ -384,8 +487,12 @@ def test_the_report_says_what_kind_of_message_a_loss_charges() -> None:
     if len(kinds) > 1:
         assert "assistant message(s)" in lost.needed_text() or "user message(s)" in lost.needed_text()
     m = tc.Message
-    msgs = [m("user", "go"), m("assistant", "I will edit src/module_name.py next", tool_calls=(
-        tc.ToolCall("a", "Read", '{"file_path": "/x"}'),)), m("tool", "data " * 50, tool_call_id="a")]
+    # the name comes from a result, then the agent's own plan repeats it: both masked, the
+    # reply is charged to the latest holder, the assistant's message
+    msgs = [m("user", "go"), m("assistant", "", tool_calls=(tc.ToolCall("l", "Glob", '{"pattern": "*"}'),)),
+            m("tool", "src/module_name.py\nsrc/other.py", tool_call_id="l"),
+            m("assistant", "I will edit src/module_name.py next", tool_calls=(
+                tc.ToolCall("a", "Read", '{"file_path": "/x"}'),)), m("tool", "data " * 50, tool_call_id="a")]
     for k in range(6):
         msgs += [m("assistant", "", tool_calls=(tc.ToolCall(f"b{k}", "Grep", f'{{"pattern": "p{k}"}}'),)),
                  m("tool", "none", tool_call_id=f"b{k}")]
@@ -483,3 +590,56 @@ def test_a_path_in_sight_relative_to_its_root_is_not_lost() -> None:
     hidden = _run(("Grep", {"pattern": "func explain"}, listing), ("Bash", {"command": "git status"}, "clean"),
                   ("Read", {"file_path": "/repo/cmd/cli/explain.go"}, "package cli"))
     assert "repo/cmd/cli/explain.go" in _lost_terms(hidden)
+
+
+def test_tool_options_libraries_and_placeholders_are_known_to_the_agent() -> None:
+    """Real cases: `in_progress`, the status the agent itself gives its todos (a file it
+    read also held it); `plumbing.NewBranchReferenceName`, go-git's API; `test.txt` and
+    `test.com`, what every test writes."""
+    from toolclear.runs.losses import known_names
+    from toolclear.runs.terms import library_names, terms
+
+    m, call = tc.Message, tc.ToolCall
+    read = ('package strategy\n\nimport (\n\t"github.com/entireio/cli/cmd/entire/cli/paths"\n'
+            '\t"github.com/entireio/cli/cmd/entire/cli/session"\n\t"github.com/entireio/cli/cmd/entire/cli/agent"\n'
+            '\t"github.com/go-git/go-git/v5"\n\t"github.com/go-git/go-git/v5/plumbing"\n)\n'
+            '// status == "in_progress"\nref := plumbing.NewBranchReferenceName(name)\n')
+    msgs = [m("user", "go"), m("assistant", "", tool_calls=(call("r", "Read", '{"file_path": "/s.go"}'),)),
+            m("tool", read, tool_call_id="r"),
+            m("assistant", "", tool_calls=(call("t", "TodoWrite", '{"todos": [{"content": "x", "status": '
+                                                                '"in_progress"}]}'),)),
+            m("tool", "ok", tool_call_id="t")]
+    libs = library_names(msgs)
+    assert {"github.com/go-git/go-git/v5/plumbing", "plumbing", "git"} <= libs
+    assert "paths" not in libs and "github.com/entireio/cli/cmd/entire/cli/paths" not in libs  # the project's own
+    assert "in_progress" in known_names(msgs)
+    for k in range(3):
+        msgs += [m("assistant", "", tool_calls=(call(f"b{k}", "Bash", f'{{"command": "ls {k}"}}'),)),
+                 m("tool", "none " * 30, tool_call_id=f"b{k}")]
+    msgs.append(m("assistant", "in_progress: ref := plumbing.NewBranchReferenceName(other) in "
+                              "github.com/entireio/cli/cmd/entire/cli/session"))
+    r = tc.replay(msgs, tc.parse_policy("eino:threshold=1,keep_recent_tokens=1"))
+    assert r.cleared_at[2] is not None
+    assert [x.terms for x in tc.losses(r).references] == [("github.com/entireio/cli/cmd/entire/cli/session",)]
+    assert terms("write test.txt, mail test@test.com, see example.com") == set()
+
+
+def test_a_line_copied_from_a_read_file_is_matched_without_its_line_number() -> None:
+    """Real case: the reply's code copies a plan it read (Read prints `  434→` before each
+    line) and a later file merely held one name: the name goes to the plan."""
+    m, call = tc.Message, tc.ToolCall
+    plan = "\n".join(f"{n:>6}→{line}" for n, line in enumerate([
+        "    case session.ActionClearEndedAt:", "        state.EndedAt = nil", "    default:",
+        "        remaining = append(remaining, action)"], start=433))
+    other = "   740→\tnow := time.Now()\n   741→\tstate.EndedAt = &now\n"
+    msgs = [m("user", "go"), m("assistant", "", tool_calls=(call("p", "Read", '{"file_path": "/plan.md"}'),)),
+            m("tool", plan, tool_call_id="p"),
+            m("assistant", "", tool_calls=(call("h", "Read", '{"file_path": "/hooks.go"}'),)),
+            m("tool", other, tool_call_id="h")]
+    for k in range(3):
+        msgs += [m("assistant", "", tool_calls=(call(f"b{k}", "Bash", f'{{"command": "ls {k}"}}'),)),
+                 m("tool", "none " * 30, tool_call_id=f"b{k}")]
+    msgs.append(m("assistant", "\tcase ActionClearEndedAt:\n\t\tstate.EndedAt = nil\n\tdefault:\n"
+                              "\t\tremaining = append(remaining, action)\n"))
+    lost = tc.losses(tc.replay(msgs, tc.parse_policy("eino:threshold=1,keep_recent_tokens=1")))
+    assert [(x.message_index, x.terms) for x in lost.references] == [(2, ("ActionClearEndedAt", "state.EndedAt"))]

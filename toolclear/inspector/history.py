@@ -16,7 +16,7 @@ from toolclear.inspector.widgets import (
     safe,
 )
 from toolclear.runs import report
-from toolclear.runs.losses import message_text
+from toolclear.runs.terms import message_text
 
 DETAIL_CHARS = 20_000
 """A message shown in full is cut here (the rest is in the export)."""

@@ -18,7 +18,6 @@ import collections
 import heapq
 import json
 import re
-import sys
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -27,214 +26,21 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..model import OMITTED, Message, Slot
-from .refetch import REFETCHED, path_in, refetched
+from .refetch import REFETCHED, refetched
+from .terms import (
+    SUPPORT_LINE,
+    WEAK_ALONE,
+    _pieces_of_terms,
+    library_names,
+    message_terms,
+    message_text,
+    other_forms,
+    pieces,
+    terms,
+    weak,
+)
 
-__all__ = ["Losses", "LostReference", "losses", "message_text", "pieces", "terms"]
-
-# maximal runs of 8 or more: findall tries a run from its first character and takes all of
-# it, and a shorter run fails at every one of its positions, so no look-behind is needed
-# (one plain character class scans about three times as fast as a guarded one)
-_RUN = re.compile(r"[A-Za-z0-9_./:-]{8,}")
-_EDGE = "./:-"
-_CAMEL = re.compile(r"[a-z][A-Z]")
-_SEPARATORS = re.compile(r"[./:]")
-_LINT = ("nolint:", "noqa", "pylint:", "eslint-disable", "type:")
-_LANGUAGE = frozenset(sys.stdlib_module_names) | frozenset(
-    "np pd plt tf torch t tb b fmt os io ioutil strings strconv errors bytes json filepath path sort sync context "
-    "http url exec regexp time testing math rand bufio log slog reflect runtime atomic".split())
-MIN_LEN, MAX_LEN = 8, 200
-_GO_STD = frozenset(
-    "archive/tar archive/zip bufio/scanner compress/gzip compress/zlib container/heap container/list crypto/aes "
-    "crypto/hmac crypto/md5 crypto/rand crypto/rsa crypto/sha1 crypto/sha256 crypto/sha512 crypto/tls crypto/x509 "
-    "database/sql encoding/base64 encoding/binary encoding/csv encoding/hex encoding/json encoding/pem encoding/xml "
-    "go/ast go/format go/parser go/token hash/crc32 hash/fnv html/template io/fs io/ioutil log/slog math/big "
-    "math/bits math/rand mime/multipart net/http net/http/httptest net/http/httputil net/mail net/netip net/url "
-    "os/exec os/signal os/user path/filepath regexp/syntax runtime/debug runtime/pprof sort/slices sync/atomic "
-    "testing/fstest testing/quick text/tabwriter text/template unicode/utf16 unicode/utf8".split())
-"""Go's standard-library import paths: a reply writes them from the language, not from a result."""
-_MIME = re.compile(r"(?:text|application|image|audio|video|multipart|font|message)/[a-z0-9.+-]+")
-"""A media type (``text/html``, ``application/json``): a convention, not something a result told."""
-_VCS_PREFIXES = ("refs/remotes/origin/", "refs/remotes/", "refs/heads/", "refs/tags/", "origin/", "upstream/")
-"""Git's own prefixes: ``origin/`` + a branch is the branch, which must be a term on its own."""
-
-
-def terms(text: str) -> set[str]:
-    """The terms of a text: maximal runs of ``[A-Za-z0-9_./:-]``, stripped of leading and
-    trailing ``. / : -``, 8 to 200 characters long, holding a digit, ``_``, ``/``, ``.``,
-    ``:`` or a lowercase letter followed by an uppercase one; not a lint directive, and
-    not headed (before the first ``.``) by a standard-library module or a language's
-    everyday package name (``fmt.Errorf``, ``np.array``), and not a convention
-    (``_conventional``: ``encoding/json``, ``text/html``, ``origin/main``)."""
-    out = set()
-    for run in _RUN.findall(text):
-        if run[0] in _EDGE or run[-1] in _EDGE:
-            run = run.strip(_EDGE)
-        if not _plain(run) or _conventional(run):
-            continue
-        rest = _without_vcs_prefix(run)
-        if rest is not run and (not _plain(rest) or _conventional(rest)):
-            continue  # ``origin/main``: git's prefix before what is no term by itself
-        out.add(rest)
-    return out
-
-
-def _plain(run: str) -> bool:
-    """A stripped run is a term by its characters: 8 to 200 long, with a digit, ``_ / . :``
-    or a camel hump; not a lint directive nor headed by a language's own module."""
-    if not MIN_LEN <= len(run) <= MAX_LEN:
-        return False
-    # letters and hyphens only: a term only with a lowercase letter before an uppercase
-    # one (a word in lower case or capitalised has none; checked without a search)
-    if run.replace("-", "").isalpha() and (run[1:].islower() or run.isupper() or _CAMEL.search(run) is None):
-        return False
-    return not (run.startswith(_LINT) or run.partition(".")[0] in _LANGUAGE)
-
-
-def _conventional(run: str) -> bool:
-    """A name a language or a protocol gives, not one a result told: a standard library's
-    import path (``encoding/json``) or a media type (``text/html``)."""
-    return run.partition(".")[0] in _GO_STD or _MIME.fullmatch(run) is not None
-
-
-def _without_vcs_prefix(run: str) -> str:
-    """``origin/feat_12`` is the branch ``feat_12``: the term a kept message may hold."""
-    for prefix in _VCS_PREFIXES:
-        if run.startswith(prefix) and len(run) > len(prefix):
-            return run[len(prefix):]
-    return run
-
-
-_TEST_NAME = re.compile(r"^(?P<dir>.*?/)?(?:test_(?P<a>[^/]+)|(?P<b>[^/]+?)(?:_test|\.test|\.spec|Test|Tests))"
-                        r"(?P<ext>\.[A-Za-z0-9]+)$")
-
-
-def derived_from(term: str) -> str:
-    """The name ``term`` is formed from by a language's naming rule for tests
-    (``explain_test.go`` from ``explain.go``, ``test_cli.py`` from ``cli.py``,
-    ``app.spec.ts`` from ``app.ts``, ``FooTest.java`` from ``Foo.java``), or "": an agent
-    that sees the one writes the other without being told."""
-    m = _TEST_NAME.match(term)
-    if m is None:
-        return ""
-    base = f"{m.group('dir') or ''}{m.group('a') or m.group('b')}{m.group('ext')}"
-    return base if len(base) >= MIN_LEN and base != term else ""
-
-
-def other_forms(term: str) -> tuple[str, ...]:
-    """Forms of ``term`` that, in sight, tell the agent the same thing: the name a test
-    file is formed from (``derived_from``), and the path relative to a root it lies under
-    (``repo/src/app/main.py`` is in sight as ``src/app/main.py`` or ``app/main.py``: a
-    tail that keeps a directory, 8 characters or more)."""
-    out = []
-    base = derived_from(term)
-    if base:
-        out.append(base)
-    parts = term.split("/")
-    for k in range(1, len(parts) - 1):
-        tail = "/".join(parts[k:])
-        if len(tail) >= MIN_LEN:
-            out.append(tail)
-    return tuple(out)
-
-
-def _term_pieces(term: str, out: set[str]) -> None:
-    bounds = [0]
-    for m in _SEPARATORS.finditer(term):
-        bounds += [m.start(), m.end()]
-    bounds.append(len(term))
-    spans = list(zip(bounds[::2], bounds[1::2]))  # each component's (start, end)
-    for i, (start, _) in enumerate(spans):
-        for _, end in spans[i:]:
-            if end - start >= MIN_LEN:
-                piece = term[start:end].strip(_EDGE)
-                if len(piece) >= MIN_LEN:
-                    out.add(piece)
-
-
-def pieces(text: str) -> set[str]:
-    """The pieces of a text: of each of its terms, the term itself and every substring
-    from the start of one component (split at ``. / :``) to the end of the same or a
-    later one, stripped as terms are, at least 8 characters long."""
-    return _pieces_of_terms(terms(text))
-
-
-def _pieces_of_terms(found: Iterable[str]) -> set[str]:
-    out: set[str] = set()
-    for term in found:
-        if _SEPARATORS.search(term) is None:
-            out.add(term)  # one component: the term is its only piece
-        else:
-            _term_pieces(term, out)
-    return out
-
-
-def _strings(value: Any) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v)
-
-
-def message_terms(m: Message, by_text: dict[str, frozenset[str]] | None = None) -> frozenset[str]:
-    """The terms of a message's text, worked out once per message (kept on it, as token
-    counts are): a sweep of many settings over one run reads each text once. With
-    ``by_text``, a text met before (a file read twice) is not scanned again."""
-    got = m._memo.get(_MEMO_KEY)
-    if got is None:
-        text = message_text(m)
-        got = by_text.get(text) if by_text is not None else None
-        if got is None:
-            got = frozenset(terms(text))
-            if by_text is not None:
-                by_text[text] = got
-        m._memo[_MEMO_KEY] = got
-    return got
-
-
-_MEMO_KEY = Slot.LOST_TERMS
-
-
-def message_text(m: Message) -> str:
-    """A message's text for the losses: its text content, and for an assistant message
-    every string value in its tool calls' arguments (parsed as JSON when they are JSON,
-    else the raw string; keys left out)."""
-    parts = [m.content]
-    if m.role == "assistant":
-        for call in m.tool_calls:
-            try:
-                parsed = json.loads(call.arguments)
-            except (ValueError, RecursionError):
-                parts.append(call.arguments)
-                continue
-            parts.extend(_strings(parsed))
-            at = _line_of(parsed)
-            if at:
-                parts.append(at)
-    return "\n".join(parts)
-
-
-_LINE_KEYS = ("offset", "line", "line_number", "lineno", "start_line", "view_range", "line_start")
-
-
-def _line_of(args: Any) -> str:
-    """A call that opens a file at a line (``{"file_path": ..., "offset": 774}``) as the
-    ``file:line`` a search result shows (``explain.go:774``): a number that only a
-    cleared result held is a term like any name."""
-    path = path_in(args)
-    if not path:
-        return ""
-    for key in _LINE_KEYS:
-        value = args.get(key)
-        if isinstance(value, list) and value:
-            value = value[0]
-        if isinstance(value, int) and not isinstance(value, bool) and value > 1:
-            return f"{path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{value}"
-    return ""
-
+__all__ = ["Losses", "LostReference", "losses", "message_text", "pieces", "terms", "weak"]
 
 @dataclass(frozen=True, slots=True)
 class LostReference:
@@ -343,6 +149,40 @@ class _RunFacts:
     """A reply's term -> its other forms in sight (``other_forms``)."""
 
 
+def known_names(original: Sequence[Message]) -> frozenset[str]:
+    """Names the agent knows without a result: its tools' names, its tools' options
+    (``_option_values``), the libraries its code imports and their packages
+    (``library_names``). A term that is one, or is qualified by one, is never lost."""
+    return (frozenset(c.name for m in original for c in m.tool_calls)
+            | frozenset(m.tool_name for m in original if m.tool_name)
+            | _option_values(original) | library_names(original))
+
+
+_OPTION = re.compile(r"[a-z]+(?:_[a-z]+)+")
+
+
+def _option_values(original: Sequence[Message]) -> frozenset[str]:
+    """Whole argument values of the agent's calls that are words joined by ``_``
+    (``in_progress``, ``files_with_matches``): its tools' options, which it knows from
+    their schemas, not from a result."""
+    out: set[str] = set()
+    for m in original:
+        for c in m.tool_calls:
+            if "_" not in c.arguments:
+                continue
+            try:
+                args = json.loads(c.arguments)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(args, dict):
+                out.update(v for v in args.values() if isinstance(v, str) and _OPTION.fullmatch(v))
+                for v in args.values():  # one level down: a list of todos, each with its status
+                    if isinstance(v, list):
+                        out.update(x for item in v if isinstance(item, dict) for x in item.values()
+                                   if isinstance(x, str) and _OPTION.fullmatch(x))
+    return frozenset(out)
+
+
 def _pieces_among(m: Message, by_text: dict[str, frozenset[str]], by_terms: dict[frozenset[str], frozenset[str]],
                   among: frozenset[str]) -> frozenset[str]:
     """A message's pieces that some reply's terms could match (only those are ever asked
@@ -373,10 +213,15 @@ def _run_facts(original: Sequence[Message]) -> _RunFacts:
             found = message_terms(m, by_text)
             last_use.update(dict.fromkeys(found, i))
             last_use.update((f, i) for t in found if t in bases for f in bases[t])
+    # the agent's own: its tools' names, and terms it wrote before any other message held
+    # them (a name it chose, an option of its tool): no result told it those
+    own_names = known_names(original)
     for i, m in enumerate(original):
         if m.role == "assistant":
             before = [(t, len(holders[t]), tuple((f, len(holders[f])) for f in bases.get(t, ()) if f in holders))
-                      for t in sorted(message_terms(m, by_text)) if t in holders]
+                      for t in sorted(message_terms(m, by_text))
+                      if t in holders and t not in own_names and t.partition(".")[0] not in own_names
+                      and original[holders[t][0]].role != "assistant"]
             if before:
                 candidates[i] = tuple(before)
         own = _pieces_among(m, by_text, by_terms, among)
@@ -503,7 +348,17 @@ def _lost_at(candidates: Iterable[Candidate], entered: bytearray, low: int, ok: 
             lost[got] = [term]
         else:
             charged.append(term)
+    for got in [g for g, found in lost.items() if len(found) < WEAK_ALONE and all(map(weak, found))]:
+        if not _copies_a_line(original[k], original[got], lost[got]):
+            del lost[got]  # a habit's name or two, and nothing of the message copied
     return lost
+
+
+def _copies_a_line(reply: Message, holder: Message, found: Sequence[str]) -> bool:
+    """Whether the reply holds a line of the holder's text, of ``SUPPORT_LINE`` characters
+    or more and holding one of the terms: a copy, not a name written by habit."""
+    shared = _line_set(reply) & _line_set(holder)
+    return any(len(line) >= SUPPORT_LINE and any(t in line for t in found) for line in shared)
 
 
 def _first_unchanged(entered: bytearray, low: int) -> int:
@@ -517,8 +372,20 @@ MIN_LINE = 8
 reply's text came from."""
 
 
+_NUMBERED = re.compile(r"^\s*\d+(?:→|\t)|^[\w./@-]+?[:-]\d+[:-]")
+"""A line's number as a tool prints it: Claude Code's Read (``  42→``), ``cat -n``
+(``  42\t``), ``grep -n`` (``path:42:``, ``path-42-``); a reply copies the line, not it."""
+
+
 def _lines(text: str) -> list[str]:
-    return [x for x in (line.strip() for line in text.splitlines()) if len(x) >= MIN_LINE]
+    out = []
+    for line in text.splitlines():
+        if line[:1].isspace() or line[:1].isdigit() or ":" in line[:200] or "-" in line[:200]:
+            line = _NUMBERED.sub("", line, count=1)
+        line = line.strip()
+        if len(line) >= MIN_LINE:
+            out.append(line)
+    return out
 
 
 def shared_span(reply: Sequence[str], holder: frozenset[str]) -> int:

@@ -49,6 +49,12 @@ def _call_keys(name: str, arguments: str) -> list[tuple[str, str]]:
     return [(name, " ".join(arguments.split()))]
 
 
+def _edits(name: str) -> bool:
+    """Whether a tool's name says it changes files (Edit, Write, apply_patch, ...)."""
+    low = name.lower()
+    return any(w in low for w in _WRITES)
+
+
 def _writes(name: str, arguments: str) -> str | None:
     """The file a call changes ("" when it may change any: a shell command), or None
     when its name says it only reads."""
@@ -89,6 +95,8 @@ def _refetch_pairs(original: Sequence[Message], facts: Any) -> list[tuple[int, i
     for k, m in enumerate(original):
         if m.role == "assistant" and m.tool_calls:
             for c in m.tool_calls:
+                if _edits(c.name):
+                    continue  # a write made again (the first failed) fetches nothing
                 keys = _call_keys(c.name, c.arguments)
                 for key in keys:
                     i = latest.get(key, -1)
@@ -98,10 +106,13 @@ def _refetch_pairs(original: Sequence[Message], facts: Any) -> list[tuple[int, i
                     call_of[c.id] = keys
             for c in m.tool_calls:  # what these calls change is new content for the calls after them
                 changed = _writes(c.name, c.arguments)
+                if changed is None:
+                    continue
                 if changed:
                     latest.pop(("<file>", changed), None)
-                elif changed == "":  # a shell command may change anything: no same-call repeat is a re-fetch
-                    latest = {key: i for key, i in latest.items() if key[0] == "<file>"}
+                # a write or a shell command may change what any command prints (tests run
+                # again after an edit): no same-call repeat after it is a re-fetch
+                latest = {key: i for key, i in latest.items() if key[0] == "<file>"}
         elif m.role == "tool":
             for key in call_of.get(m.tool_call_id, ()):
                 latest[key] = k

@@ -26,8 +26,9 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..model import OMITTED, Message, Slot
-from .refetch import REFETCHED, refetched
+from .refetch import REFETCHED, path_in, refetched
 from .terms import (
+    INSTRUCTION_FILES,
     SUPPORT_LINE,
     WEAK_ALONE,
     _pieces_of_terms,
@@ -141,8 +142,8 @@ class _RunFacts:
     refetch: list[tuple[int, int]] | None = None
     """Every (call, the earlier result it fetches again): found when first asked
     (``_refetch_pairs``)."""
-    drawn: dict[tuple[int, ...], int] = field(default_factory=dict)
-    """(reply, the holders of a term it used) -> the one it drew from: the same for every
+    drawn: dict[tuple[Any, ...], int] = field(default_factory=dict)
+    """(reply, a term it used, its latest holders) -> the one it drew from: the same for every
     replay of the run (a term is lost only when all its holders are changed), so found
     once, when first asked."""
     bases: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -155,7 +156,26 @@ def known_names(original: Sequence[Message]) -> frozenset[str]:
     (``library_names``). A term that is one, or is qualified by one, is never lost."""
     return (frozenset(c.name for m in original for c in m.tool_calls)
             | frozenset(m.tool_name for m in original if m.tool_name)
-            | _option_values(original) | library_names(original))
+            | _option_values(original) | library_names(original) | _instructions(original))
+
+
+def _instructions(original: Sequence[Message]) -> frozenset[str]:
+    """The terms of the agent's instructions file as a call read it (CLAUDE.md, AGENTS.md):
+    the agent runs with that file in its system prompt, so what it says is not lost with
+    the result that read it again."""
+    calls = {c.id: c for m in original for c in m.tool_calls if c.id}
+    out: set[str] = set()
+    for m in original:
+        call = calls.get(m.tool_call_id) if m.role == "tool" and m.tool_call_id else None
+        if call is None:
+            continue
+        try:
+            path = path_in(json.loads(call.arguments))
+        except (ValueError, RecursionError):
+            continue
+        if path.rsplit("/", 1)[-1] in INSTRUCTION_FILES:
+            out.update(message_terms(m))
+    return frozenset(out)
 
 
 _OPTION = re.compile(r"[a-z]+(?:_[a-z]+)+")
@@ -301,7 +321,7 @@ Candidate = tuple[str, int, tuple[tuple[str, int], ...]]
 
 def _lost_at(candidates: Iterable[Candidate], entered: bytearray, low: int, ok: dict[str, int],
              forms: dict[str, int], holders: dict[str, list[int]], k: int, original: Sequence[Message],
-             drawn: dict[tuple[int, ...], int]) -> dict[int, list[str]]:
+             drawn: dict[tuple[Any, ...], int]) -> dict[int, list[str]]:
     """At one reply: changed message -> the reply's terms that only its original held. A
     term ``u`` earlier messages held is lost when all ``u`` are changed (``entered``) and
     no changed form holds it; it is charged to the one of them the reply drew from
@@ -339,10 +359,11 @@ def _lost_at(candidates: Iterable[Candidate], entered: bytearray, low: int, ok: 
         else:
             # the same latest holders: one choice (a key built in one step: a compaction
             # loses tens of thousands of terms a run)
-            key = (k, *held_by[u - HOLDERS_COMPARED:u]) if u > HOLDERS_COMPARED else (k, *held_by[:u])
+            latest = held_by[u - HOLDERS_COMPARED:u] if u > HOLDERS_COMPARED else held_by[:u]
+            key = (k, term, *latest)
             got = drawn.get(key, -1)
             if got < 0:
-                got = drawn[key] = _drawn_from(original[k], list(key[1:]), original, spans)
+                got = drawn[key] = _drawn_from(original[k], latest, original, spans, term)
         charged = lost.get(got)
         if charged is None:
             lost[got] = [term]
@@ -412,33 +433,41 @@ hundreds of dropped messages)."""
 
 
 def _drawn_from(reply: Message, candidates: list[int], original: Sequence[Message],
-                seen: dict[int, list[int]]) -> int:
+                seen: dict[int, list[int]], term: str) -> int:
     """Of several messages holding a term a reply used, the one it drew from: the longest
     shared span of lines (an Edit's old_string copies the file it read, not the diff that
-    quoted a hunk of it), the latest on a tie (an older read was superseded). ``seen``
-    keeps, per holder, [lines shared, span (-1: not measured)] for this reply."""
+    quoted a hunk of it); where the reply copies no line of any (prose, a short call), the
+    one that holds the term most often (the file that defines and uses a function, not a
+    log line that names it once); the latest on a tie (an older read was superseded).
+    ``seen`` keeps, per holder, [lines shared, span (-1: not measured)] for this reply."""
     ordered, line_set = _lines_of(reply)
-    if len(ordered) < MIN_SPAN:
-        return candidates[-1]  # a line or two says little of where it came from: the latest holder
-    shared = []
-    for i in candidates[-HOLDERS_COMPARED:]:
-        facts = seen.get(i)
-        if facts is None:
-            held = _line_set(original[i])
-            facts = seen[i] = [0 if line_set.isdisjoint(held) else len(line_set & held), -1]
-        shared.append((facts[0], i))
-    shared.sort(reverse=True)
     best, best_span = candidates[-1], 0
-    # a span is at most the lines the two share: the most promising first, stop when none can win
-    for most, i in shared:  # most shared first, the latest first among equals
-        if most == 0 or most < best_span or (most == best_span and i < best):
-            break  # none left can beat the best (a tie goes to the latest)
-        facts = seen[i]
-        if facts[1] < 0:
-            facts[1] = shared_span(ordered, _line_set(original[i]))
-        if (facts[1], i) > (best_span, best):
-            best, best_span = i, facts[1]
+    if len(ordered) >= MIN_SPAN:
+        shared = []
+        for i in candidates[-HOLDERS_COMPARED:]:
+            facts = seen.get(i)
+            if facts is None:
+                held = _line_set(original[i])
+                facts = seen[i] = [0 if line_set.isdisjoint(held) else len(line_set & held), -1]
+            shared.append((facts[0], i))
+        shared.sort(reverse=True)
+        # a span is at most the lines the two share: the most promising first, stop when none can win
+        for most, i in shared:  # most shared first, the latest first among equals
+            if most == 0 or most < best_span or (most == best_span and i < best):
+                break  # none left can beat the best (a tie goes to the latest)
+            facts = seen[i]
+            if facts[1] < 0:
+                facts[1] = shared_span(ordered, _line_set(original[i]))
+            if (facts[1], i) > (best_span, best):
+                best, best_span = i, facts[1]
+    if best_span == 0:  # nothing copied: the holder that holds the term most often
+        best = max(candidates[-HOLDERS_COMPARED:], key=lambda i: (_occurrences(original[i], term), i))
     return best
+
+
+def _occurrences(m: Message, term: str) -> int:
+    """How often a message's text (and its calls' arguments) holds ``term``."""
+    return m.content.count(term) + sum(c.arguments.count(term) for c in m.tool_calls)
 
 
 def _lines_of(m: Message) -> tuple[list[str], frozenset[str]]:

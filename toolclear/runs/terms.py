@@ -15,7 +15,7 @@ from typing import Any
 from ..model import Message, Slot
 from .refetch import path_in
 
-__all__ = ["MIN_LEN", "MAX_LEN", "SUPPORT_LINE", "WEAK_ALONE", "derived_from", "message_terms", "message_text",
+__all__ = ["INSTRUCTION_FILES", "MIN_LEN", "MAX_LEN", "SUPPORT_LINE", "WEAK_ALONE", "derived_from", "message_terms", "message_text",
            "other_forms", "pieces", "terms", "weak"]
 
 # maximal runs of 8 or more: findall tries a run from its first character and takes all of
@@ -25,7 +25,8 @@ _RUN = re.compile(r"[A-Za-z0-9_./:-]{8,}")
 _EDGE = "./:-"
 _CAMEL = re.compile(r"[a-z][A-Z]")
 _SEPARATORS = re.compile(r"[./:]")
-_LINT = ("nolint:", "noqa", "pylint:", "eslint-disable", "type:")
+_LINT = ("nolint:", "noqa", "pylint:", "eslint-disable", "type:", "go:build", "go:generate", "go:embed",
+         "go:linkname")
 _LANGUAGE = frozenset(sys.stdlib_module_names) | frozenset(
     "np pd plt tf torch t tb b fmt os io ioutil strings strconv errors bytes json filepath path sort sync context "
     "http url exec regexp time testing math rand bufio log slog reflect runtime atomic".split())
@@ -77,6 +78,8 @@ def _plain(run: str) -> bool:
     return not (run.startswith(_LINT) or run.partition(".")[0] in _LANGUAGE)
 
 
+INSTRUCTION_FILES = frozenset("CLAUDE.md CLAUDE.local.md AGENTS.md GEMINI.md .cursorrules copilot-instructions.md".split())
+"""The files an agent runs with in its system prompt."""
 _KNOWN_FILES = frozenset(
     "CLAUDE.md CLAUDE.local.md AGENTS.md GEMINI.md README.md CHANGELOG.md CONTRIBUTING.md .cursorrules "
     "copilot-instructions.md package.json pyproject.toml requirements.txt tsconfig.json Cargo.toml setup.py "
@@ -85,6 +88,8 @@ _KNOWN_FILES = frozenset(
 which the agent reads before the log starts) and a project's usual manifests."""
 
 
+_CONVENTIONS = frozenset("main/master master/main origin/HEAD".split())
+"""Spellings every git user writes: the default branch either way."""
 _PLACEHOLDER = re.compile(r"(?:test|tests|example|foo|bar|baz|sample|dummy|tmp|temp|my)[\w-]{0,6}"
                           r"\.(?:com|org|net|io|txt|json|log|csv|md|yaml|yml|go|py|js|ts|sh)")
 """A placeholder file or domain (``test.txt``, ``example.com``): what every test writes."""
@@ -96,14 +101,16 @@ def _conventional(run: str) -> bool:
     (``text/html``), an instructions file or a usual manifest (``CLAUDE.md``,
     ``package.json``) named bare or under a directory."""
     return (run.partition(".")[0] in _GO_STD or _MIME.fullmatch(run) is not None
-            or run.rsplit("/", 1)[-1] in _KNOWN_FILES or _PLACEHOLDER.fullmatch(run) is not None)
+            or run.rsplit("/", 1)[-1] in _KNOWN_FILES or _PLACEHOLDER.fullmatch(run) is not None
+            or run in _CONVENTIONS)
 
 
 _WEAK = re.compile(r"[a-z]{2,}(?:[A-Z][a-z]+|[A-Z]{2,4})|[a-z]{1,4}(?:\.[A-Z][a-z]+(?:[A-Z][a-z]+)?)+"
-                   r"|[a-z]{1,7}(?:\.[A-Z][a-z]+)+")
+                   r"|[a-z]{1,7}(?:\.[A-Z][a-z]+)+|[a-z]{2,}_[a-z]{2,}")
 """A term that says little on its own: a two-word local name (``shadowBranch``,
-``sessionID``) or a method on a short receiver (``sb.String``, ``repo.Worktree``,
-``current.Parent``): an agent writes such names by habit, not only from a result."""
+``sessionID``, ``created_at``) or a method on a short receiver (``sb.String``,
+``repo.Worktree``, ``current.Parent``): an agent writes such names by habit, or from an
+API it knows, not only from a result."""
 WEAK_ALONE = 3
 """A reference of fewer weak terms than this, and nothing else, needs the reply to copy a
 line of the message it is charged to (``SUPPORT_LINE``)."""
@@ -263,19 +270,37 @@ _IMPORT = re.compile(r'"((?:[a-z0-9-]+\.)+[a-z]{2,}/[\w.~/-]+)"')
 def library_names(messages: Iterable[Message]) -> frozenset[str]:
     """The third-party packages a run's Go code imports, and the names they qualify: an
     agent writes ``plumbing.NewBranchReferenceName`` from go-git's API, not from a result.
-    The project is the module most import paths of the run fall under (``host/org/repo``);
-    every other module is a library. Each library path, its package name (the last
-    segment, a version segment and a ``go-`` prefix dropped) are returned."""
+    The project is the module (``host/org/repo``) whose packages lie where the agent's
+    calls read and write files (``cmd/entire/cli/paths`` under a path it touched), else
+    the one most import paths fall under; every other module is a library. Each library
+    path, and its package name (the last segment, a version segment and a ``go-`` prefix
+    dropped), are returned."""
+    messages = list(messages)
     paths: set[str] = set()
     for m in messages:
         if '"' in m.content and "/" in m.content:
             paths.update(_IMPORT.findall(m.content))
     if not paths:
         return frozenset()
+    touched = "\n".join(p for m in messages for c in m.tool_calls
+                        if (p := path_in(_arguments(c.arguments))))
     modules: dict[str, set[str]] = {}
     for p in paths:
         modules.setdefault("/".join(p.split("/")[:3]), set()).add(p)
-    project = max(modules, key=lambda k: (len(modules[k]), k))
+
+    def mine(module: str) -> int:
+        """How many of the module's packages lie where the agent touched files: the
+        package's folder, or its parent, of two segments or more, in a touched path."""
+        count = 0
+        for p in modules[module]:
+            tail = p[len(module):]
+            for frag in (tail, tail.rsplit("/", 1)[0]):
+                if frag.count("/") >= 2 and f"{frag}/" in touched:
+                    count += 1
+                    break
+        return count
+
+    project = max(modules, key=lambda k: (mine(k), len(modules[k]), k))
     out: set[str] = set()
     for module, found in modules.items():
         if module == project:
@@ -287,3 +312,10 @@ def library_names(messages: Iterable[Message]) -> frozenset[str]:
             if name:
                 out.add(name)
     return frozenset(out)
+
+
+def _arguments(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None

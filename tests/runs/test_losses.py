@@ -432,8 +432,8 @@ def test_a_habits_name_alone_is_lost_only_with_a_line_copied() -> None:
     from toolclear.runs.terms import weak
 
     assert all(weak(t) for t in ("repo.Worktree", "sb.WriteString", "c.Hash.String", "maxCommits", "sessionID",
-                                 "created_at", "current.Parent"))
-    assert not any(weak(t) for t in ("InitializeSession", "sessionHasNewContent", "checkpoint_count_total",
+                                 "created_at", "current.Parent", "MergeBase", "staging/committing", "utils.go"))
+    assert not any(weak(t) for t in ("PreToolUse", "sessionHasNewContent", "checkpoint_count_total",
                                       "cmd/entire/cli/a.go", "meta.SessionID"))
     m, call = tc.Message, tc.ToolCall
 
@@ -698,3 +698,29 @@ def test_a_prose_reply_is_charged_to_the_holder_that_uses_the_name_most() -> Non
     msgs.append(m("assistant", "stagedFilesOverlapWithContent is used in PrepareCommitMsg for carry-forward"))
     lost = tc.losses(tc.replay(msgs, tc.parse_policy("eino:threshold=1,keep_recent_tokens=1")))
     assert [(x.message_index, x.terms) for x in lost.references] == [(2, ("PrepareCommitMsg",))]
+
+
+def test_a_name_in_sight_by_another_naming_rule_is_not_lost() -> None:
+    """Real case: the agent reads `files_touched: null` in a visible checkpoint and greps
+    for `FilesTouched`, the Go field, which only a cleared file also held."""
+    from toolclear.runs.terms import renamed
+
+    assert renamed("files_touched") == ("FilesTouched", "filesTouched") and renamed("FilesTouched") == (
+        "files_touched",)
+    m, call = tc.Message, tc.ToolCall
+    msgs = [m("user", "go"), m("assistant", "", tool_calls=(call("r", "Read", '{"file_path": "/s.go"}'),)),
+            m("tool", "state.FilesTouchedCount = countFilesTouched(state.FilesTouchedCount, files)\n" * 3,
+              tool_call_id="r")]
+    for k in range(3):
+        msgs += [m("assistant", "", tool_calls=(call(f"b{k}", "Bash", f'{{"command": "ls {k}"}}'),)),
+                 m("tool", "none " * 30, tool_call_id=f"b{k}")]
+    msgs += [m("assistant", "", tool_calls=(call("c", "Bash", '{"command": "cat cp.json"}'),)),
+             m("tool", '{"files_touched_count": null}', tool_call_id="c"),
+             m("assistant", "the checkpoint has files_touched_count null; grep FilesTouchedCount")]
+    r = tc.replay(msgs, tc.parse_policy("eino:threshold=1,keep_recent_tokens=40"))
+    assert r.cleared_at[2] is not None and r.cleared_at[len(msgs) - 2] is None
+    assert not [x for x in tc.losses(r).references if "FilesTouchedCount" in x.terms]
+    msgs[-2] = m("tool", "{}", tool_call_id="c")  # nothing in sight: the cleared file is needed
+    msgs[-1] = m("assistant", "grep FilesTouchedCount")
+    r = tc.replay(msgs, tc.parse_policy("eino:threshold=1,keep_recent_tokens=40"))
+    assert [x.terms for x in tc.losses(r).references] == [("FilesTouchedCount",)]

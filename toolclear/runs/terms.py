@@ -106,11 +106,14 @@ def _conventional(run: str) -> bool:
 
 
 _WEAK = re.compile(r"[a-z]{2,}(?:[A-Z][a-z]+|[A-Z]{2,4})|[a-z]{1,4}(?:\.[A-Z][a-z]+(?:[A-Z][a-z]+)?)+"
-                   r"|[a-z]{1,7}(?:\.[A-Z][a-z]+)+|[a-z]{2,}_[a-z]{2,}")
-"""A term that says little on its own: a two-word local name (``shadowBranch``,
-``sessionID``, ``created_at``) or a method on a short receiver (``sb.String``,
-``repo.Worktree``, ``current.Parent``): an agent writes such names by habit, or from an
-API it knows, not only from a result."""
+                   r"|[a-z]{1,7}(?:\.[A-Z][a-z]+)+|[a-z]{2,}_[a-z]{2,}|[A-Z][a-z]+[A-Z][a-z]+|[a-z]+/[a-z]+"
+                   r"|(?:utils?|helpers?|common|types|index|config|constants|errors|models?|handlers?)"
+                   r"\.[a-z]{1,4}")
+"""A term that says little on its own: a two-word name (``shadowBranch``, ``sessionID``,
+``created_at``, ``MergeBase``), a method on a short receiver (``sb.String``,
+``repo.Worktree``, ``current.Parent``), two words joined by a slash in prose
+(``staging/committing``), a file every project has (``utils.go``): an agent writes such
+names by habit, or from an API it knows, not only from a result."""
 WEAK_ALONE = 3
 """A reference of fewer weak terms than this, and nothing else, needs the reply to copy a
 line of the message it is charged to (``SUPPORT_LINE``)."""
@@ -147,15 +150,34 @@ def derived_from(term: str) -> str:
     return base if len(base) >= MIN_LEN and base != term else ""
 
 
+_SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+_CAMEL_WORDS = re.compile(r"[A-Za-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+")
+
+
+def renamed(term: str) -> tuple[str, ...]:
+    """The same name by a language's naming rule: ``files_touched`` as a Go or Java field
+    (``FilesTouched``, ``filesTouched``), and ``FilesTouched`` as its JSON or Python
+    spelling (``files_touched``). An agent that sees one writes the other."""
+    if _SNAKE.fullmatch(term):
+        words = term.split("_")
+        pascal = "".join(w[:1].upper() + w[1:] for w in words)
+        return (pascal, pascal[:1].lower() + pascal[1:])
+    if _CAMEL_WORDS.fullmatch(term) and not term.isupper():
+        return (re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", term).lower(),)
+    return ()
+
+
 def other_forms(term: str) -> tuple[str, ...]:
     """Forms of ``term`` that, in sight, tell the agent the same thing: the name a test
-    file is formed from (``derived_from``), and the path relative to a root it lies under
+    file is formed from (``derived_from``), the name by another naming rule (``renamed``:
+    ``files_touched`` for ``FilesTouched``), and the path relative to a root it lies under
     (``repo/src/app/main.py`` is in sight as ``src/app/main.py`` or ``app/main.py``: a
     tail that keeps a directory, 8 characters or more)."""
     out = []
     base = derived_from(term)
     if base:
         out.append(base)
+    out += [f for f in renamed(term) if len(f) >= MIN_LEN]
     parts = term.split("/")
     for k in range(1, len(parts) - 1):
         tail = "/".join(parts[k:])

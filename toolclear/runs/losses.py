@@ -143,7 +143,8 @@ class _RunFacts:
     """Every (call, the earlier result it fetches again): found when first asked
     (``_refetch_pairs``)."""
     drawn: dict[tuple[Any, ...], int] = field(default_factory=dict)
-    """(reply, a term it used, its latest holders) -> the one it drew from: the same for every
+    """(reply, the latest holders of a term it used) -> the one it drew from (-1: none, by
+    lines copied; the term then decides): the same for every
     replay of the run (a term is lost only when all its holders are changed), so found
     once, when first asked."""
     bases: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -360,18 +361,26 @@ def _lost_at(candidates: Iterable[Candidate], entered: bytearray, low: int, ok: 
             # the same latest holders: one choice (a key built in one step: a compaction
             # loses tens of thousands of terms a run)
             latest = held_by[u - HOLDERS_COMPARED:u] if u > HOLDERS_COMPARED else held_by[:u]
-            key = (k, term, *latest)
-            got = drawn.get(key, -1)
-            if got < 0:
-                got = drawn[key] = _drawn_from(original[k], latest, original, spans, term)
+            key = (k, *latest)
+            got = drawn.get(key, -2)
+            if got == -2:
+                got = drawn[key] = _drawn_from(original[k], latest, original, spans)
+            if got < 0:  # no line copied from any: the holder that holds this term most often
+                got = max(latest, key=lambda i: (_occurrences(original[i], term), i))
         charged = lost.get(got)
         if charged is None:
             lost[got] = [term]
         else:
             charged.append(term)
+    return _without_habits(lost, original[k], original)
+
+
+def _without_habits(lost: dict[int, list[str]], reply: Message, original: Sequence[Message]) -> dict[int, list[str]]:
+    """``lost`` without the references that are a weak name or two alone (``weak``) with
+    no line of the charged message copied: names written by habit."""
     for got in [g for g, found in lost.items() if len(found) < WEAK_ALONE and all(map(weak, found))]:
-        if not _copies_a_line(original[k], original[got], lost[got]):
-            del lost[got]  # a habit's name or two, and nothing of the message copied
+        if not _copies_a_line(reply, original[got], lost[got]):
+            del lost[got]
     return lost
 
 
@@ -393,20 +402,14 @@ MIN_LINE = 8
 reply's text came from."""
 
 
-_NUMBERED = re.compile(r"^\s*\d+(?:→|\t)|^[\w./@-]+?[:-]\d+[:-]")
+_NUMBERED = re.compile(r"^[ \t]*\d+(?:→|\t)|^[\w./@-]+?[:-]\d+[:-]", re.MULTILINE)
 """A line's number as a tool prints it: Claude Code's Read (``  42→``), ``cat -n``
 (``  42\t``), ``grep -n`` (``path:42:``, ``path-42-``); a reply copies the line, not it."""
 
 
 def _lines(text: str) -> list[str]:
-    out = []
-    for line in text.splitlines():
-        if line[:1].isspace() or line[:1].isdigit() or ":" in line[:200] or "-" in line[:200]:
-            line = _NUMBERED.sub("", line, count=1)
-        line = line.strip()
-        if len(line) >= MIN_LINE:
-            out.append(line)
-    return out
+    text = _NUMBERED.sub("", text)  # one pass over the text, not one per line
+    return [x for x in (line.strip() for line in text.splitlines()) if len(x) >= MIN_LINE]
 
 
 def shared_span(reply: Sequence[str], holder: frozenset[str]) -> int:
@@ -433,36 +436,36 @@ hundreds of dropped messages)."""
 
 
 def _drawn_from(reply: Message, candidates: list[int], original: Sequence[Message],
-                seen: dict[int, list[int]], term: str) -> int:
+                seen: dict[int, list[int]]) -> int:
     """Of several messages holding a term a reply used, the one it drew from: the longest
     shared span of lines (an Edit's old_string copies the file it read, not the diff that
-    quoted a hunk of it); where the reply copies no line of any (prose, a short call), the
-    one that holds the term most often (the file that defines and uses a function, not a
-    log line that names it once); the latest on a tie (an older read was superseded).
-    ``seen`` keeps, per holder, [lines shared, span (-1: not measured)] for this reply."""
+    quoted a hunk of it), the latest on a tie (an older read was superseded); -1 when the
+    reply copies no line of any (prose, a short call): then the caller charges the holder
+    that holds the term most often (the file that defines and uses a function, not a log
+    line that names it once). ``seen`` keeps, per holder, [lines shared, span (-1: not
+    measured)] for this reply."""
     ordered, line_set = _lines_of(reply)
+    if len(ordered) < MIN_SPAN:
+        return -1
     best, best_span = candidates[-1], 0
-    if len(ordered) >= MIN_SPAN:
-        shared = []
-        for i in candidates[-HOLDERS_COMPARED:]:
-            facts = seen.get(i)
-            if facts is None:
-                held = _line_set(original[i])
-                facts = seen[i] = [0 if line_set.isdisjoint(held) else len(line_set & held), -1]
-            shared.append((facts[0], i))
-        shared.sort(reverse=True)
-        # a span is at most the lines the two share: the most promising first, stop when none can win
-        for most, i in shared:  # most shared first, the latest first among equals
-            if most == 0 or most < best_span or (most == best_span and i < best):
-                break  # none left can beat the best (a tie goes to the latest)
-            facts = seen[i]
-            if facts[1] < 0:
-                facts[1] = shared_span(ordered, _line_set(original[i]))
-            if (facts[1], i) > (best_span, best):
-                best, best_span = i, facts[1]
-    if best_span == 0:  # nothing copied: the holder that holds the term most often
-        best = max(candidates[-HOLDERS_COMPARED:], key=lambda i: (_occurrences(original[i], term), i))
-    return best
+    shared = []
+    for i in candidates[-HOLDERS_COMPARED:]:
+        facts = seen.get(i)
+        if facts is None:
+            held = _line_set(original[i])
+            facts = seen[i] = [0 if line_set.isdisjoint(held) else len(line_set & held), -1]
+        shared.append((facts[0], i))
+    shared.sort(reverse=True)
+    # a span is at most the lines the two share: the most promising first, stop when none can win
+    for most, i in shared:  # most shared first, the latest first among equals
+        if most == 0 or most < best_span or (most == best_span and i < best):
+            break  # none left can beat the best (a tie goes to the latest)
+        facts = seen[i]
+        if facts[1] < 0:
+            facts[1] = shared_span(ordered, _line_set(original[i]))
+        if (facts[1], i) > (best_span, best):
+            best, best_span = i, facts[1]
+    return best if best_span else -1
 
 
 def _occurrences(m: Message, term: str) -> int:

@@ -1,4 +1,6 @@
-"""One run: a transcript in depth (``toolclear.inspector.one_run``)."""
+"""One run: a transcript in depth (``toolclear.inspector.one_run``). Streamlit runs this
+file as ``__main__``; importing it does nothing."""
 from toolclear.inspector.one_run import render_page
 
-render_page()
+if __name__ == "__main__":
+    render_page()

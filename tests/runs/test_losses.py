@@ -645,38 +645,43 @@ def test_tool_options_libraries_and_placeholders_are_known_to_the_agent() -> Non
     assert terms("write test.txt, mail test@test.com, see example.com") == set()
 
 
+def _reads_then_reply(reads: list[tuple[str, str]], reply: str, fillers: int = 3) -> list[tc.Message]:
+    """A run that reads each (path, text), runs ``fillers`` commands, then replies: with
+    eino's clear policy at 1/1 every read is cleared before the reply."""
+    m, call = tc.Message, tc.ToolCall
+    msgs = [m("user", "go")]
+    for n, (path, text) in enumerate(reads):
+        msgs += [m("assistant", "", tool_calls=(call(f"r{n}", "Read", json.dumps({"file_path": path})),)),
+                 m("tool", text, tool_call_id=f"r{n}")]
+    for k in range(fillers):
+        msgs += [m("assistant", "", tool_calls=(call(f"b{k}", "Bash", f'{{"command": "ls {k}"}}'),)),
+                 m("tool", "none " * 30, tool_call_id=f"b{k}")]
+    return msgs + [m("assistant", reply)]
+
+
+CLEAR_ALL = "eino:threshold=1,keep_recent_tokens=1"
+
+
 def test_a_line_copied_from_a_read_file_is_matched_without_its_line_number() -> None:
     """Real case: the reply's code copies a plan it read (Read prints `  434→` before each
     line) and a later file merely held one name: the name goes to the plan."""
-    m, call = tc.Message, tc.ToolCall
     plan = "\n".join(f"{n:>6}→{line}" for n, line in enumerate([
         "    case session.ActionClearEndedAt:", "        state.EndedAt = nil", "    default:",
         "        remaining = append(remaining, action)"], start=433))
     other = "   740→\tnow := time.Now()\n   741→\tstate.EndedAt = &now\n"
-    msgs = [m("user", "go"), m("assistant", "", tool_calls=(call("p", "Read", '{"file_path": "/plan.md"}'),)),
-            m("tool", plan, tool_call_id="p"),
-            m("assistant", "", tool_calls=(call("h", "Read", '{"file_path": "/hooks.go"}'),)),
-            m("tool", other, tool_call_id="h")]
-    for k in range(3):
-        msgs += [m("assistant", "", tool_calls=(call(f"b{k}", "Bash", f'{{"command": "ls {k}"}}'),)),
-                 m("tool", "none " * 30, tool_call_id=f"b{k}")]
-    msgs.append(m("assistant", "\tcase ActionClearEndedAt:\n\t\tstate.EndedAt = nil\n\tdefault:\n"
-                              "\t\tremaining = append(remaining, action)\n"))
-    lost = tc.losses(tc.replay(msgs, tc.parse_policy("eino:threshold=1,keep_recent_tokens=1")))
+    msgs = _reads_then_reply([("/plan.md", plan), ("/hooks.go", other)],
+                             "\tcase ActionClearEndedAt:\n\t\tstate.EndedAt = nil\n\tdefault:\n"
+                             "\t\tremaining = append(remaining, action)\n")
+    lost = tc.losses(tc.replay(msgs, tc.parse_policy(CLEAR_ALL)))
     assert [(x.message_index, x.terms) for x in lost.references] == [(2, ("ActionClearEndedAt", "state.EndedAt"))]
 
 
 def test_the_instructions_file_and_default_branch_spellings_are_known() -> None:
     """Real cases: `mise run test:integration` quoted from CLAUDE.md (read by a call, but
     in the agent's system prompt all along); `main/master` and `//go:build e2e`."""
-    m, call = tc.Message, tc.ToolCall
-    msgs = [m("user", "go"), m("assistant", "", tool_calls=(call("r", "Read", '{"file_path": "/repo/CLAUDE.md"}'),)),
-            m("tool", "Integration tests: run `mise run test:integration` before committing", tool_call_id="r")]
-    for k in range(3):
-        msgs += [m("assistant", "", tool_calls=(call(f"b{k}", "Bash", f'{{"command": "ls {k}"}}'),)),
-                 m("tool", "none " * 30, tool_call_id=f"b{k}")]
-    msgs.append(m("assistant", "Run mise run test:integration as CLAUDE.md says"))
-    r = tc.replay(msgs, tc.parse_policy("eino:threshold=1,keep_recent_tokens=1"))
+    msgs = _reads_then_reply([("/repo/CLAUDE.md", "Integration tests: run `mise run test:integration` before committing")],
+                             "Run mise run test:integration as CLAUDE.md says")
+    r = tc.replay(msgs, tc.parse_policy(CLEAR_ALL))
     assert r.cleared_at[2] is not None and not tc.losses(r).references
     assert tc.runs.terms.terms("find the default branch (main/master) //go:build e2e") == set()
 
@@ -684,21 +689,13 @@ def test_the_instructions_file_and_default_branch_spellings_are_known() -> None:
 def test_a_prose_reply_is_charged_to_the_holder_that_uses_the_name_most() -> None:
     """Real case: a reply names `PrepareCommitMsg` in prose; a test helper's comment named
     it once, later than the hooks file that defines and calls it: the hooks file is charged."""
-    m, call = tc.Message, tc.ToolCall
     hooks = ("func (s *ManualCommitStrategy) PrepareCommitMsg(f string) error {\n\t// PrepareCommitMsg adds the "
              "trailer\n}\n// called from PrepareCommitMsg\n")
     helper = "// an agent commit triggers the fast path in PrepareCommitMsg\n"
-    msgs = [m("user", "go"), m("assistant", "", tool_calls=(call("h", "Read", '{"file_path": "/hooks.go"}'),)),
-            m("tool", hooks, tool_call_id="h"),
-            m("assistant", "", tool_calls=(call("t", "Read", '{"file_path": "/testenv.go"}'),)),
-            m("tool", helper, tool_call_id="t")]
-    for k in range(3):
-        msgs += [m("assistant", "", tool_calls=(call(f"b{k}", "Bash", f'{{"command": "ls {k}"}}'),)),
-                 m("tool", "none " * 30, tool_call_id=f"b{k}")]
-    msgs.append(m("assistant", "stagedFilesOverlapWithContent is used in PrepareCommitMsg for carry-forward"))
-    lost = tc.losses(tc.replay(msgs, tc.parse_policy("eino:threshold=1,keep_recent_tokens=1")))
+    msgs = _reads_then_reply([("/hooks.go", hooks), ("/testenv.go", helper)],
+                             "stagedFilesOverlapWithContent is used in PrepareCommitMsg for carry-forward")
+    lost = tc.losses(tc.replay(msgs, tc.parse_policy(CLEAR_ALL)))
     assert [(x.message_index, x.terms) for x in lost.references] == [(2, ("PrepareCommitMsg",))]
-
 
 def test_a_name_in_sight_by_another_naming_rule_is_not_lost() -> None:
     """Real case: the agent reads `files_touched: null` in a visible checkpoint and greps

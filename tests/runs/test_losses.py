@@ -122,10 +122,11 @@ def test_message_text_takes_tool_call_argument_values_not_keys() -> None:
 
 def naive(result: tc.Result, original: list[tc.Message]) -> tuple[set[tuple[int, int, tuple[str, ...]]], set[int]]:
     """The definition as written: at every call, rebuild both contexts from scratch."""
-    from toolclear.runs.losses import known_names
+    from toolclear.runs.losses import files_written, known_names
     from toolclear.runs.terms import weak
 
     tool_names = known_names(original)  # its tools, their options, the libraries its code imports
+    written = files_written(original)  # the files it wrote, from the message that first wrote each
     changed_by: dict[int, int] = {}
     refs = set()
     for k, step in enumerate(result.steps):
@@ -141,6 +142,7 @@ def naive(result: tc.Result, original: list[tc.Message]) -> tuple[set[tuple[int,
         lost = {t for t in terms(message_text(original[c])) if t in unreduced and t not in reduced
                 and not any(f in reduced for f in other_forms(t))  # in sight in another form: not lost
                 and t not in tool_names and t.split(".")[0] not in tool_names  # known without a result
+                and written.get(t, c) >= c  # not a file it wrote before
                 # the agent's own: it wrote the term before any other message held it
                 and original[next(i for i in range(c) if t in pieces(message_text(original[i])))].role != "assistant"}
         charged: dict[int, list[str]] = {}
@@ -721,3 +723,28 @@ def test_a_name_in_sight_by_another_naming_rule_is_not_lost() -> None:
     msgs[-1] = m("assistant", "grep FilesTouchedCount")
     r = tc.replay(msgs, tc.parse_policy("eino:threshold=1,keep_recent_tokens=40"))
     assert [x.terms for x in tc.losses(r).references] == [("FilesTouchedCount",)]
+
+
+def test_the_files_the_agent_wrote_are_known_to_it() -> None:
+    """Real case: after a compaction the agent lists the files it changed
+    (`cmd/entire/cli/strategy/manual_commit_git.go`): it wrote them itself, so naming
+    them again needs nothing the compaction dropped; a file it has not written yet, named
+    only by a dropped listing, is still lost."""
+    m, call = tc.Message, tc.ToolCall
+    path = "cmd/entire/cli/strategy/manual_commit_git.go"
+
+    def run(writes: bool) -> tc.Losses:
+        msgs = [m("user", "go"), m("assistant", "", tool_calls=(call("s", "Bash", '{"command": "git status"}'),)),
+                m("tool", f"modified: {path}\nmodified: cmd/entire/cli/strategy/other_file.go", tool_call_id="s")]
+        if writes:
+            msgs += [m("assistant", "", tool_calls=(call("e", "Edit", json.dumps(
+                         {"file_path": "/Users/a/cli/" + path, "old_string": "x", "new_string": "y"})),)),
+                     m("tool", "ok", tool_call_id="e")]
+        for k in range(4):
+            msgs += [m("assistant", "", tool_calls=(call(f"b{k}", "Bash", f'{{"command": "ls {k}"}}'),)),
+                     m("tool", "none " * 30, tool_call_id=f"b{k}")]
+        msgs.append(m("assistant", f"Files changed: {path}"))
+        return tc.losses(tc.replay(msgs, tc.parse_policy("openhands:keep_last=1")))
+
+    assert not [x for x in run(True).references if path in x.terms]
+    assert [x for x in run(False).references if path in x.terms]

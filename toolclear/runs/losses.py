@@ -26,7 +26,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..model import OMITTED, Message, Slot
-from .refetch import REFETCHED, path_in, refetched
+from .refetch import REFETCHED, edits, path_in, refetched
 from .terms import (
     INSTRUCTION_FILES,
     SUPPORT_LINE,
@@ -160,6 +160,26 @@ def known_names(original: Sequence[Message]) -> frozenset[str]:
             | _option_values(original) | library_names(original) | _instructions(original))
 
 
+def files_written(original: Sequence[Message]) -> dict[str, int]:
+    """The files the agent's own calls wrote (Edit, Write, ...), by their paths and each
+    tail of two segments or more, with the first message that wrote each: after it, the
+    agent knows what it changed (and a compaction's summary keeps that list, as Claude
+    Code's does), so naming them again is not a loss."""
+    out: dict[str, int] = {}
+    for i, m in enumerate(original):
+        for c in m.tool_calls:
+            if not edits(c.name):
+                continue
+            try:
+                path = path_in(json.loads(c.arguments)).strip("/")
+            except (ValueError, RecursionError):
+                continue
+            parts = path.split("/")
+            for k in range(len(parts) - 1):
+                out.setdefault("/".join(parts[k:]), i)
+    return out
+
+
 def _instructions(original: Sequence[Message]) -> frozenset[str]:
     """The terms of the agent's instructions file as a call read it (CLAUDE.md, AGENTS.md):
     the agent runs with that file in its system prompt, so what it says is not lost with
@@ -237,12 +257,13 @@ def _run_facts(original: Sequence[Message]) -> _RunFacts:
     # the agent's own: its tools' names, and terms it wrote before any other message held
     # them (a name it chose, an option of its tool): no result told it those
     own_names = known_names(original)
+    written = files_written(original)
     for i, m in enumerate(original):
         if m.role == "assistant":
             before = [(t, len(holders[t]), tuple((f, len(holders[f])) for f in bases.get(t, ()) if f in holders))
                       for t in sorted(message_terms(m, by_text))
                       if t in holders and t not in own_names and t.partition(".")[0] not in own_names
-                      and original[holders[t][0]].role != "assistant"]
+                      and written.get(t, i) >= i and original[holders[t][0]].role != "assistant"]
             if before:
                 candidates[i] = tuple(before)
         own = _pieces_among(m, by_text, by_terms, among)

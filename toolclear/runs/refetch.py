@@ -10,7 +10,7 @@ from typing import Any
 
 from ..model import Message
 
-__all__ = ["REFETCHED", "refetched"]
+__all__ = ["REFETCHED", "edits", "path_in", "refetched"]
 
 
 REFETCHED = "(fetched again)"
@@ -49,7 +49,7 @@ def _call_keys(name: str, arguments: str) -> list[tuple[str, str]]:
     return [(name, " ".join(arguments.split()))]
 
 
-def _edits(name: str) -> bool:
+def edits(name: str) -> bool:
     """Whether a tool's name says it changes files (Edit, Write, apply_patch, ...)."""
     low = name.lower()
     return any(w in low for w in _WRITES)
@@ -95,7 +95,7 @@ def _refetch_pairs(original: Sequence[Message], facts: Any) -> list[tuple[int, i
     for k, m in enumerate(original):
         if m.role == "assistant" and m.tool_calls:
             for c in m.tool_calls:
-                if _edits(c.name):
+                if edits(c.name):
                     continue  # a write made again (the first failed) fetches nothing
                 keys = _call_keys(c.name, c.arguments)
                 for key in keys:

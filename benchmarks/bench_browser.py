@@ -151,3 +151,34 @@ if __name__ == "__main__":
     floor = statistics.median(bare_slider_moves())
     app = statistics.median(slider_moves(Path(sys.argv[1])))
     print(f"bare {floor * 1000:.0f} ms, inspector {app * 1000:.0f} ms, ratio {app / floor:.2f}")
+
+
+def first_render(script: Path, ready: str) -> float:
+    """Seconds from ``streamlit run`` to the first full render in Chromium: the server
+    started, the page loaded, ``ready`` (a selector) shown and the script idle."""
+    from playwright.sync_api import sync_playwright
+
+    start = time.perf_counter()
+    proc, url = _serve(script)
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(url)
+            page.wait_for_selector(ready, timeout=120_000)
+            page.wait_for_selector(IDLE, timeout=120_000)
+            took = time.perf_counter() - start
+            browser.close()
+        return took
+    finally:
+        _stop(proc)
+
+
+def start_ups(times: int = 3) -> tuple[float, float]:
+    """The median first render of the bare app and of the inspector (on its first
+    sample, priced: its verdict shown), run in turn."""
+    bare, app = [], []
+    for _ in range(times):
+        bare.append(first_render(ROOT / "benchmarks" / "bare_app.py", '[data-testid="stSlider"]'))
+        app.append(first_render(ROOT / "app.py", '[data-testid="stMetric"]'))
+    return sorted(bare)[len(bare) // 2], sorted(app)[len(app) // 2]

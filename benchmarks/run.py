@@ -465,6 +465,34 @@ def app_10k(data: bytes) -> tuple[list[Row], float]:
     return rows, c + f
 
 
+def startup() -> list[Row]:
+    """What a user waits before the first answer: ``toolclear compare FILE`` beside
+    ``toolclear --help`` (the interpreter and the argument parser: the floor), and the
+    inspector's first full render in Chromium beside a bare Streamlit app's, each the
+    median of runs taken in turn."""
+    import subprocess
+
+    from bench_browser import start_ups
+
+    sample = ROOT / "sample_data" / "coding-agent.openai.json"
+
+    def wall(*args: str) -> float:
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "toolclear", *args], capture_output=True, check=False)
+        return time.perf_counter() - start
+
+    helps, compares = [], []
+    for _ in range(5):
+        helps.append(wall("--help"))
+        compares.append(wall("compare", str(sample)))
+    h, c = statistics.median(helps), statistics.median(compares)
+    bare, app = start_ups()
+    return [("toolclear --help (floor: the interpreter and the parser)", ms(h), ""),
+            ("toolclear compare on a sample", ms(c), f"<= 2 x --help: {c / h:.2f} x"),
+            ("first full render: a bare Streamlit app (floor)", ms(bare), ""),
+            ("first full render: the inspector, its verdict shown", ms(app), f"<= 1.5 x the floor: {app / bare:.2f} x")]
+
+
 def browser_10k(data: bytes, own_work: float) -> list[Row]:
     """A slider move in Chromium beside the same move on a bare Streamlit app (one slider,
     one metric): the floor, measured in the same run, and the ratio to it."""
@@ -500,7 +528,7 @@ def memory() -> list[Row]:
     return rows
 
 
-GROUPS = ("core", "losses", "compaction", "formats", "media", "app", "browser", "live", "memory", "bad")
+GROUPS = ("core", "losses", "compaction", "formats", "media", "app", "browser", "startup", "live", "memory", "bad")
 """The table's groups of rows, in its order (``--only`` picks some)."""
 
 
@@ -513,7 +541,7 @@ def _parser() -> Any:
                     "run, and print one table. Everything by default (several minutes on 2 cores).")
     parser.add_argument("--only", action="append", choices=GROUPS, metavar="GROUP",
                         help=f"run only this group of rows (repeatable): {', '.join(GROUPS)}")
-    for group in ("browser", "live", "memory", "bad"):
+    for group in ("browser", "startup", "live", "memory", "bad"):
         parser.add_argument(f"--no-{group}", action="store_true", help=f"leave out the {group} rows")
     return parser
 
@@ -536,6 +564,8 @@ def _rows(groups: set[str]) -> list[Row]:
         rows += app_rows if "app" in groups else []
         if "browser" in groups:
             rows += browser_10k(data, own)
+    if "startup" in groups:
+        rows += startup()
     if "live" in groups:
         import live_bench
 
@@ -552,7 +582,7 @@ def _rows(groups: set[str]) -> list[Row]:
 def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     groups = set(args.only or GROUPS)
-    groups -= {g for g in ("browser", "live", "memory", "bad") if getattr(args, f"no_{g}")}
+    groups -= {g for g in ("browser", "startup", "live", "memory", "bad") if getattr(args, f"no_{g}")}
     if args.only is None:
         groups.discard("media")  # part of the core rows
     rows = _rows(groups)

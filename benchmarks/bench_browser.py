@@ -15,7 +15,10 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -90,28 +93,35 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-def bare_slider_moves(moves: int = 8) -> list[float]:
-    """The same move, timed the same way, on a bare app (one slider, one metric): the floor."""
+@contextmanager
+def _opened(script: Path) -> Iterator[Any]:
+    """A Chromium page on ``streamlit run script``, the server stopped after."""
     from playwright.sync_api import sync_playwright
 
-    proc, url = _serve(ROOT / "benchmarks" / "bare_app.py")
+    proc, url = _serve(script)
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(url)
-            page.wait_for_selector(IDLE, timeout=60_000)
-            thumb = page.get_by_test_id("stSlider").get_by_role("slider")
-            times = []
-            for k in range(moves + 1):
-                key, expected = ("Home", "0") if k % 2 == 0 else ("End", "100")
-                took = _time_move(page, thumb, key, "", expected)
-                if k:
-                    times.append(took)
+            yield page
             browser.close()
-        return times
     finally:
         _stop(proc)
+
+
+def bare_slider_moves(moves: int = 8) -> list[float]:
+    """The same move, timed the same way, on a bare app (one slider, one metric): the floor."""
+    with _opened(ROOT / "benchmarks" / "bare_app.py") as page:
+        page.wait_for_selector(IDLE, timeout=60_000)
+        thumb = page.get_by_test_id("stSlider").get_by_role("slider")
+        times = []
+        for k in range(moves + 1):
+            key, expected = ("Home", "0") if k % 2 == 0 else ("End", "100")
+            took = _time_move(page, thumb, key, "", expected)
+            if k:
+                times.append(took)
+    return times
 
 
 def slider_moves(path: Path, moves: int = 8) -> list[float]:
@@ -145,33 +155,14 @@ def slider_moves(path: Path, moves: int = 8) -> list[float]:
         _stop(proc)
 
 
-if __name__ == "__main__":
-    import statistics
-
-    floor = statistics.median(bare_slider_moves())
-    app = statistics.median(slider_moves(Path(sys.argv[1])))
-    print(f"bare {floor * 1000:.0f} ms, inspector {app * 1000:.0f} ms, ratio {app / floor:.2f}")
-
-
 def first_render(script: Path, ready: str) -> float:
     """Seconds from ``streamlit run`` to the first full render in Chromium: the server
     started, the page loaded, ``ready`` (a selector) shown and the script idle."""
-    from playwright.sync_api import sync_playwright
-
     start = time.perf_counter()
-    proc, url = _serve(script)
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(url)
-            page.wait_for_selector(ready, timeout=120_000)
-            page.wait_for_selector(IDLE, timeout=120_000)
-            took = time.perf_counter() - start
-            browser.close()
-        return took
-    finally:
-        _stop(proc)
+    with _opened(script) as page:
+        page.wait_for_selector(ready, timeout=120_000)
+        page.wait_for_selector(IDLE, timeout=120_000)
+        return time.perf_counter() - start
 
 
 def start_ups(times: int = 3) -> tuple[float, float]:
@@ -182,3 +173,12 @@ def start_ups(times: int = 3) -> tuple[float, float]:
         bare.append(first_render(ROOT / "benchmarks" / "bare_app.py", '[data-testid="stSlider"]'))
         app.append(first_render(ROOT / "app.py", '[data-testid="stMetric"]'))
     return sorted(bare)[len(bare) // 2], sorted(app)[len(app) // 2]
+
+
+if __name__ == "__main__":
+    import statistics
+
+    floor = statistics.median(bare_slider_moves())
+    app = statistics.median(slider_moves(Path(sys.argv[1])))
+    print(f"bare {floor * 1000:.0f} ms, inspector {app * 1000:.0f} ms, ratio {app / floor:.2f}")
+

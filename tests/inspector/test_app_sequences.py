@@ -115,6 +115,21 @@ class Session:
         self.expected[self.kind][field] = value
         self.run(f"move {stem} to {value}")
 
+    def offload(self, on: bool) -> None:
+        """Switch offloading, where the policy takes it (eino's clear policy); its numbers
+        must then be the library's with that offloading."""
+        at = self.at
+        if page_of(at) != "One run" or not any(t.key == "offload_on" for t in at.toggle):
+            return
+        at.toggle(key="offload_on").set_value(on).run()
+        self.run(f"offload {on}")
+
+    def view(self, name: str) -> None:
+        """Open one of the One run page's tabs (only the open one runs)."""
+        if page_of(self.at) == "One run":
+            show(self.at, name)
+            self.run(f"view {name}")
+
     def compare_dollars_match_headline(self) -> None:
         """In replay with a pricing: Compare's first row (the sidebar's policy) costs
         what the headline says."""
@@ -138,6 +153,9 @@ ACTIONS = st.one_of(
     st.tuples(st.just("mode"), st.sampled_from(["single pass", "replay"])),
     st.tuples(st.just("pricing"), st.sampled_from(["(no pricing)", "claude-sonnet-4-5", "gpt-5"])),
     st.tuples(st.just("move"), st.integers(0, 1), st.floats(0, 1), st.booleans()),
+    st.tuples(st.just("offload"), st.booleans()),
+    st.tuples(st.just("view"), st.sampled_from(["Token usage", "Replay", "Messages", "Parameter sweep", "Compare",
+                                                 "Export"])),
 )
 
 
@@ -229,3 +247,21 @@ def test_a_long_runs_losses_are_found_on_request(monkeypatch) -> None:
     assert any("Needed later" in c.value for c in s.at.caption)
     s.move(1, 0.03, True)
     assert any("Needed later" in c.value for c in s.at.caption)  # kept up to date once asked for
+
+
+def test_offloading_then_every_view_then_another_policy() -> None:
+    """The unified road carries offloading through every view of eino's clear policy, and
+    a policy without it drops it."""
+    s = Session()
+    s.upload("claude-code")
+    s.offload(True)
+    s.at.number_input(key="offload_limit").set_value(300).run()
+    for name in ("Replay", "Messages", "Parameter sweep", "Compare", "Export", "Token usage"):
+        s.view(name)
+    s.view("Export")
+    labels = [b.label for b in s.at.get("download_button")]
+    t = tc.load(FILES["claude-code"])
+    off = tc.apply(t.messages, tc.ClearToolResultConfig(), offloading=tc.ToolResultOffloadingConfig(300))
+    assert ("Offloaded files (zip)" in labels) == any(r is not None and r.offloaded for r in off.offloads)
+    s.policy("Anthropic context editing")
+    assert not any(t.key == "offload_on" for t in s.at.toggle)

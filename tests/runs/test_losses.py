@@ -159,8 +159,13 @@ def naive(result: tc.Result, original: list[tc.Message]) -> tuple[set[tuple[int,
             charged.setdefault(best, []).append(t)
         for i, mine in charged.items():
             copied = set(lines(message_text(original[c]))) & set(lines(message_text(original[i])))
+
+            def distinctive(x: str, t: str, c: int = c) -> bool:  # fewer than 3 of t's latest 8 holders hold x
+                held = [j for j in range(c) if t in pieces(message_text(original[j]))][-8:]
+                return sum(1 for j in held if x in set(lines(message_text(original[j])))) < 3
+
             if len(mine) < 3 and all(weak(t) for t in mine) and not any(
-                    len(x) >= 24 and any(t in x for t in mine) for x in copied):
+                    len(x) >= 24 and any(t in x and distinctive(x, t) for t in mine) for x in copied):
                 continue  # a name or two written by habit, nothing of the message copied
             refs.add((c, i, tuple(sorted(mine))))
     refs |= naive_refetches(result, original)
@@ -230,7 +235,10 @@ def naive_refetches(result: tc.Result, original: list[tc.Message]) -> set[tuple[
                 continue  # a write made again fetches nothing
             for key in keys(call):
                 earlier = [i for i in range(k) if original[i].role == "tool" and original[i].tool_call_id in calls
-                           and key in keys(calls[original[i].tool_call_id])]
+                           and key in keys(calls[original[i].tool_call_id])
+                           and not original[i].content.lstrip().startswith((  # a failed call fetched nothing
+                               "<tool_use_error>", "<system-reminder>Warning: the file exists but is shorter",
+                               "Error: ", "File does not exist"))]
                 if not earlier:
                     continue
                 i = earlier[-1]
@@ -748,3 +756,42 @@ def test_the_files_the_agent_wrote_are_known_to_it() -> None:
 
     assert not [x for x in run(True).references if path in x.terms]
     assert [x for x in run(False).references if path in x.terms]
+
+
+def test_a_line_many_files_share_is_no_copy() -> None:
+    """Real case: `slog.String("error", err.Error()),` copied into a new logging call: the
+    line is in every file the agent read, so it shows no copy of the one charged."""
+    line = '\t\tslog.String("error", err.Error()),'
+    files = [(f"/f{n}.go", f"func f{n}() {{\n\tlogging.Warn(ctx, \"failed {n}\",\n{line}\n\t)\n}}\n") for n in range(3)]
+    reply = f'logging.Warn(ctx, "failed to read chunk",\n{line}\n)'
+    lost = tc.losses(tc.replay(_reads_then_reply(files, reply), tc.parse_policy(CLEAR_ALL)))
+    assert not lost.references
+    one = tc.losses(tc.replay(_reads_then_reply(files[:1], reply), tc.parse_policy(CLEAR_ALL)))
+    assert [x.terms for x in one.references] == [("err.Error",)]  # one file: the line is its
+
+
+def test_a_call_made_again_after_it_failed_fetches_nothing_back() -> None:
+    """Real case: a Read past the file's end (Claude Code: "Warning: the file exists but is
+    shorter than the provided offset") made again: the first fetched nothing to need."""
+    read = ("Read", '{"file_path": "/repo/mise.toml", "offset": 98}',
+            "<system-reminder>Warning: the file exists but is shorter than the provided offset (98). "
+            "The file has 97 lines.</system-reminder>")
+    msgs = _run_of(read, ("Grep", '{"pattern": "x"}', "none " * 200), read)
+    r = tc.replay(msgs, tc.parse_policy(CLEAR_ALL))
+    assert r.cleared_at[2] is not None and r.cleared_at[2] <= 5
+    assert not [x for x in tc.losses(r).references if x.terms == ("(fetched again)",)]
+    ok = ("Read", '{"file_path": "/repo/mise.toml"}', "[tools]\ngo = '1.25'\n" * 30)
+    r = tc.replay(_run_of(ok, ("Grep", '{"pattern": "x"}', "none " * 200), ok), tc.parse_policy(CLEAR_ALL))
+    assert [x.message_index for x in tc.losses(r).references if x.terms == ("(fetched again)",)] == [2]
+
+
+def test_placeholders_and_the_files_it_wrote_by_name() -> None:
+    """Real cases: `file.txt` in test data; `committed.go`, a file the agent edited, named
+    bare in its summary after a compaction."""
+    assert tc.runs.terms.terms('CalculateAttribution(nil, nil, []string{"file.txt"})') == {"CalculateAttribution"}
+    from toolclear.runs.losses import files_written
+
+    msgs = [tc.Message("assistant", "", tool_calls=(tc.ToolCall("e", "Edit", json.dumps(
+        {"file_path": "/u/cli/cmd/entire/cli/checkpoint/committed.go", "old_string": "a", "new_string": "b"})),))]
+    assert {"committed.go", "checkpoint/committed.go", "u/cli/cmd/entire/cli/checkpoint/committed.go"} <= set(
+        files_written(msgs))

@@ -162,7 +162,7 @@ def known_names(original: Sequence[Message]) -> frozenset[str]:
 
 def files_written(original: Sequence[Message]) -> dict[str, int]:
     """The files the agent's own calls wrote (Edit, Write, ...), by their paths and each
-    tail of two segments or more, with the first message that wrote each: after it, the
+    tail down to the file's name, with the first message that wrote each: after it, the
     agent knows what it changed (and a compaction's summary keeps that list, as Claude
     Code's does), so naming them again is not a loss."""
     out: dict[str, int] = {}
@@ -175,7 +175,7 @@ def files_written(original: Sequence[Message]) -> dict[str, int]:
             except (ValueError, RecursionError):
                 continue
             parts = path.split("/")
-            for k in range(len(parts) - 1):
+            for k in range(len(parts)):  # every tail, down to the file's own name
                 out.setdefault("/".join(parts[k:]), i)
     return out
 
@@ -393,23 +393,40 @@ def _lost_at(candidates: Iterable[Candidate], entered: bytearray, low: int, ok: 
             lost[got] = [term]
         else:
             charged.append(term)
-    return _without_habits(lost, original[k], original)
+    return _without_habits(lost, k, original, holders)
 
 
-def _without_habits(lost: dict[int, list[str]], reply: Message, original: Sequence[Message]) -> dict[int, list[str]]:
+def _without_habits(lost: dict[int, list[str]], k: int, original: Sequence[Message],
+                    holders: dict[str, list[int]]) -> dict[int, list[str]]:
     """``lost`` without the references that are a weak name or two alone (``weak``) with
-    no line of the charged message copied: names written by habit."""
+    no distinctive line of the charged message copied: names written by habit."""
     for got in [g for g, found in lost.items() if len(found) < WEAK_ALONE and all(map(weak, found))]:
-        if not _copies_a_line(reply, original[got], lost[got]):
+        if not _copies_a_line(k, got, lost[got], original, holders):
             del lost[got]
     return lost
 
 
-def _copies_a_line(reply: Message, holder: Message, found: Sequence[str]) -> bool:
-    """Whether the reply holds a line of the holder's text, of ``SUPPORT_LINE`` characters
-    or more and holding one of the terms: a copy, not a name written by habit."""
-    shared = _line_set(reply) & _line_set(holder)
-    return any(len(line) >= SUPPORT_LINE and any(t in line for t in found) for line in shared)
+BOILERPLATE_HOLDERS = 3
+"""A line this many of a term's holders share is the language's or the library's habit
+(``slog.String("error", err.Error()),``, ``tree, err := commit.Tree()``), not a copy of
+one message."""
+
+
+def _copies_a_line(k: int, got: int, found: Sequence[str], original: Sequence[Message],
+                   holders: dict[str, list[int]]) -> bool:
+    """Whether the reply holds a line of the charged message's text, of ``SUPPORT_LINE``
+    characters or more, holding one of the terms, and held by fewer than
+    ``BOILERPLATE_HOLDERS`` of that term's holders: a copy, not a name written by habit."""
+    shared = _line_set(original[k]) & _line_set(original[got])
+    for line in shared:
+        if len(line) < SUPPORT_LINE:
+            continue
+        for t in found:
+            held_by = holders.get(t, [])
+            before = held_by[max(0, bisect_left(held_by, k) - 8):bisect_left(held_by, k)]  # the latest, before it
+            if t in line and sum(1 for i in before if line in _line_set(original[i])) < BOILERPLATE_HOLDERS:
+                return True
+    return False
 
 
 def _first_unchanged(entered: bytearray, low: int) -> int:

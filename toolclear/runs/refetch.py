@@ -49,6 +49,15 @@ def _call_keys(name: str, arguments: str) -> list[tuple[str, str]]:
     return [(name, " ".join(arguments.split()))]
 
 
+_FAILED = ("<tool_use_error>", "<system-reminder>Warning: the file exists but is shorter", "Error: ",
+           "File does not exist")
+"""How a tool's result says it failed (Claude Code's forms): nothing was fetched."""
+
+
+def _failed(content: str) -> bool:
+    return content.lstrip().startswith(_FAILED)
+
+
 def edits(name: str) -> bool:
     """Whether a tool's name says it changes files (Edit, Write, apply_patch, ...)."""
     low = name.lower()
@@ -83,6 +92,20 @@ def refetched(original: Sequence[Message], cleared_at: Sequence[int | None], fac
     return out
 
 
+def _after_writes(m: Message, latest: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
+    """What is still current after an assistant message's calls: a write makes its file
+    new, and a write or a shell command may change what any command prints (tests run
+    again after an edit), so no same-call repeat after it is a re-fetch."""
+    for c in m.tool_calls:
+        changed = _writes(c.name, c.arguments)
+        if changed is None:
+            continue
+        if changed:
+            latest.pop(("<file>", changed), None)
+        latest = {key: i for key, i in latest.items() if key[0] == "<file>"}
+    return latest
+
+
 def _refetch_pairs(original: Sequence[Message], facts: Any) -> list[tuple[int, int]]:
     """Every (call, the latest earlier result of the same call or the same file read,
     with no write to that file between, and for a repeated command no command between
@@ -104,16 +127,10 @@ def _refetch_pairs(original: Sequence[Message], facts: Any) -> list[tuple[int, i
                         pairs.append((k, i))
                 if c.id:
                     call_of[c.id] = keys
-            for c in m.tool_calls:  # what these calls change is new content for the calls after them
-                changed = _writes(c.name, c.arguments)
-                if changed is None:
-                    continue
-                if changed:
-                    latest.pop(("<file>", changed), None)
-                # a write or a shell command may change what any command prints (tests run
-                # again after an edit): no same-call repeat after it is a re-fetch
-                latest = {key: i for key, i in latest.items() if key[0] == "<file>"}
+            latest = _after_writes(m, latest)
         elif m.role == "tool":
+            if _failed(m.content):
+                continue  # an error fetched nothing: making the call again is not fetching it back
             for key in call_of.get(m.tool_call_id, ()):
                 latest[key] = k
     facts.refetch = pairs

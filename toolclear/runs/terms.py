@@ -90,7 +90,7 @@ which the agent reads before the log starts) and a project's usual manifests."""
 
 _CONVENTIONS = frozenset("main/master master/main origin/HEAD".split())
 """Spellings every git user writes: the default branch either way."""
-_PLACEHOLDER = re.compile(r"(?:test|tests|example|foo|bar|baz|sample|dummy|tmp|temp|my)[\w-]{0,6}"
+_PLACEHOLDER = re.compile(r"(?:test|tests|example|foo|bar|baz|sample|dummy|tmp|temp|my|file)[\w-]{0,6}"
                           r"\.(?:com|org|net|io|txt|json|log|csv|md|yaml|yml|go|py|js|ts|sh)")
 """A placeholder file or domain (``test.txt``, ``example.com``): what every test writes."""
 

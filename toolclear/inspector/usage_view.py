@@ -17,7 +17,7 @@ def render_usage(view: Shown) -> None:
     if len(t.messages) > charts.MAX_COLUMNS:
         # a long run: one SVG of columns (plotly would take ~100 ms per slider move to redraw);
         # it holds only numbers and status names, nothing from the transcript
-        st.image(charts.usage_svg(result, t.messages, marks=t.marks), use_container_width=True)
+        st.image(charts.usage_svg(result, t.messages, marks=t.marks), width="stretch")
         per = -(-len(t.messages) // charts.SVG_COLUMNS)
         st.caption(f"Each column sums {per:,} messages, stacked by what the policy did to them. The Messages "
                    "tab lists every message and why it has its status.")

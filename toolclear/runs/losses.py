@@ -26,7 +26,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..model import OMITTED, Message, Slot
-from .refetch import REFETCHED, edits, path_in, refetched
+from .refetch import REFETCHED, edits, path_of, refetched
 from .terms import (
     INSTRUCTION_FILES,
     SUPPORT_LINE,
@@ -170,9 +170,8 @@ def files_written(original: Sequence[Message]) -> dict[str, int]:
         for c in m.tool_calls:
             if not edits(c.name):
                 continue
-            try:
-                path = path_in(json.loads(c.arguments)).strip("/")
-            except (ValueError, RecursionError):
+            path = path_of(c.arguments).strip("/")
+            if not path:
                 continue
             parts = path.split("/")
             for k in range(len(parts)):  # every tail, down to the file's own name
@@ -190,10 +189,7 @@ def _instructions(original: Sequence[Message]) -> frozenset[str]:
         call = calls.get(m.tool_call_id) if m.role == "tool" and m.tool_call_id else None
         if call is None:
             continue
-        try:
-            path = path_in(json.loads(call.arguments))
-        except (ValueError, RecursionError):
-            continue
+        path = path_of(call.arguments)
         if path.rsplit("/", 1)[-1] in INSTRUCTION_FILES:
             out.update(message_terms(m))
     return frozenset(out)
@@ -423,7 +419,8 @@ def _copies_a_line(k: int, got: int, found: Sequence[str], original: Sequence[Me
             continue
         for t in found:
             held_by = holders.get(t, [])
-            before = held_by[max(0, bisect_left(held_by, k) - 8):bisect_left(held_by, k)]  # the latest, before it
+            at = bisect_left(held_by, k)
+            before = held_by[max(0, at - 8):at]  # the latest, before it
             if t in line and sum(1 for i in before if line in _line_set(original[i])) < BOILERPLATE_HOLDERS:
                 return True
     return False

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..model import Message
 
-__all__ = ["REFETCHED", "edits", "path_in", "refetched"]
+__all__ = ["REFETCHED", "edits", "path_in", "path_of", "refetched"]
 
 
 REFETCHED = "(fetched again)"
@@ -24,7 +24,9 @@ _WRITES = ("write", "edit", "replace", "create", "patch", "insert", "delete", "m
 """Tools whose name says they change files: a read after one is new content, not a re-fetch."""
 
 
-def _path_of(arguments: str) -> str:
+def path_of(arguments: str) -> str:
+    """The file a call's raw arguments name (``path_in`` of them parsed), or "" when they
+    are not JSON or name none."""
     try:
         args = json.loads(arguments)
     except (ValueError, RecursionError):
@@ -44,7 +46,7 @@ def path_in(args: Any) -> str:
 def _call_keys(name: str, arguments: str) -> list[tuple[str, str]]:
     """What makes two calls fetch the same thing: the same tool with the same arguments,
     or a read of the same file (whatever else its arguments say: an offset, a limit)."""
-    if any(w in name.lower() for w in _READS) and (path := _path_of(arguments)):
+    if any(w in name.lower() for w in _READS) and (path := path_of(arguments)):
         return [("<file>", path)]  # a read of a file: by the file, which a write makes new
     return [(name, " ".join(arguments.split()))]
 
@@ -67,9 +69,9 @@ def edits(name: str) -> bool:
 def _writes(name: str, arguments: str) -> str | None:
     """The file a call changes ("" when it may change any: a shell command), or None
     when its name says it only reads."""
+    if edits(name):
+        return path_of(arguments)
     low = name.lower()
-    if any(w in low for w in _WRITES):
-        return _path_of(arguments)
     if any(w in low for w in ("bash", "shell", "exec", "run", "command", "terminal")):
         return ""
     return None

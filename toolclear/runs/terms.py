@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..model import Message, Slot
-from .refetch import path_in
+from .refetch import path_in, path_of
 
 __all__ = ["INSTRUCTION_FILES", "MIN_LEN", "MAX_LEN", "SUPPORT_LINE", "WEAK_ALONE", "derived_from", "message_terms", "message_text",
            "other_forms", "pieces", "terms", "weak"]
@@ -305,7 +305,7 @@ def library_names(messages: Iterable[Message]) -> frozenset[str]:
     if not paths:
         return frozenset()
     touched = "\n".join(p for m in messages for c in m.tool_calls
-                        if (p := path_in(_arguments(c.arguments))))
+                        if (p := path_of(c.arguments)))
     modules: dict[str, set[str]] = {}
     for p in paths:
         modules.setdefault("/".join(p.split("/")[:3]), set()).add(p)
@@ -335,9 +335,3 @@ def library_names(messages: Iterable[Message]) -> frozenset[str]:
                 out.add(name)
     return frozenset(out)
 
-
-def _arguments(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        return None

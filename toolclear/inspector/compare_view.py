@@ -47,7 +47,7 @@ def render_compare(view: Shown) -> None:
     if not configs:
         st.info("Add a policy, one per line.")
         return
-    marks = tuple(k for k, _ in t.marks)
+    marks = view.marks
     cmp = _compare_cached((t.id, len(t.messages), tuple(lines), counter, pricing, calibrate, marks), t,
                           tuple(configs), counter, pricing, calibrate, marks)
     table = cmp.table

@@ -79,9 +79,8 @@ def _set_defaults(kind: str) -> None:
             del st.session_state[name]
 
 
-def _knobs(kind: str, t: tc.Transcript, counter: str) -> dict[str, int]:
+def _knobs(kind: str, base: Any, t: tc.Transcript, counter: str) -> dict[str, int]:
     sizes = sizes_of(t, counter)
-    base = lab.parse_policy(kind)
     knobs = knobs_for(kind)
     cols = st.columns(2)
     values = {}
@@ -111,11 +110,10 @@ def _tool_choice(t: tc.Transcript, key: str, label: str, help_text: str | None) 
         format_func=lambda n: f"{report.visible(safe(n)) or '(unnamed)'} ({plural(tools[n], 'result')})"))
 
 
-def _options(kind: str, t: tc.Transcript) -> tuple[dict[str, Any], bool]:
+def _options(kind: str, base: Any, t: tc.Transcript) -> tuple[dict[str, Any], bool]:
     """The policy's other options, as its spec lists them; returns them and whether a
     backend saves files."""
     out: dict[str, Any] = {}
-    base: Any = lab.parse_policy(kind)
     options = preset_named(kind)[0].options
     files = False
     with st.expander("More options", expanded=False):
@@ -145,9 +143,9 @@ def _options(kind: str, t: tc.Transcript) -> tuple[dict[str, Any], bool]:
 def current_policy(kind: str, t: tc.Transcript, counter: str) -> tuple[Any, bool]:
     """The config the controls set (the picked counter in it, where the policy counts
     with one of its own) and whether a backend saves its files."""
-    values = _knobs(kind, t, counter)
-    options, files = _options(kind, t)
     base: Any = lab.parse_policy(kind)
+    values = _knobs(kind, base, t, counter)
+    options, files = _options(kind, base, t)
     own_counter = preset_named(kind)[0].aliases.get("counter")
     if own_counter in {f.name for f in fields(base)}:
         options[own_counter] = counter

@@ -24,7 +24,6 @@ from toolclear.inspector.controls import (
     pick_counter,
     policy_choices,
     render_offloading,
-    sent_calibration,
     sizes_of,
 )
 from toolclear.inspector.export_view import render_export
@@ -36,7 +35,7 @@ from toolclear.inspector.history import (
     render_transcript_notes,
 )
 from toolclear.inspector.replay_view import render_replay
-from toolclear.inspector.shown import Shown
+from toolclear.inspector.shown import Shown, run_policy
 from toolclear.inspector.sweep_view import render_sweep
 from toolclear.inspector.usage_view import render_usage
 from toolclear.inspector.verdict_view import render_verdict
@@ -274,12 +273,7 @@ def _results(t: tc.Transcript, digest: str, conversations: int, kind: str, count
              offloading: tc.ToolResultOffloadingConfig | None, pricing: tc.Pricing | None, calibrate: bool) -> None:
     config, files = current_policy(kind, t, counter)
     mode: schema.Mode = st.session_state.mode
-    backend = tc.MemoryBackend() if files or offloading is not None else None
-    if mode == "replay":
-        result = tc.replay(t.messages, config, backend=backend, counter=counter, offloading=offloading,
-                           calibration=sent_calibration(t, counter))
-    else:
-        result = tc.apply(t.messages, config, backend=backend, counter=counter, offloading=offloading)
+    result, backend = run_policy(t, config, mode, counter, offloading, files)
     v = render_verdict(t, config, counter, pricing, calibrate, offloading)
     view = Shown(t, digest, conversations, kind, config, counter, mode, pricing, calibrate, offloading, files,
                  result, backend, v)

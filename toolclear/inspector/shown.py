@@ -13,7 +13,20 @@ from toolclear import schema
 from toolclear.policies import PolicySpec, spec_for
 from toolclear.runs.verdict import Verdict
 
-__all__ = ["Shown"]
+__all__ = ["Shown", "run_policy"]
+
+
+def run_policy(t: tc.Transcript, config: Any, mode: schema.Mode, counter: str,
+               offloading: tc.ToolResultOffloadingConfig | None, files: bool) -> tuple[tc.Result, Any]:
+    """The policy on the run in ``mode`` (a replay in tokens as sent), and the fresh
+    backend that holds the files it saved (None where it saves none)."""
+    from toolclear.inspector.controls import sent_calibration
+
+    backend = tc.MemoryBackend() if files or offloading is not None else None
+    if mode == "replay":
+        return tc.replay(t.messages, config, backend=backend, counter=counter, offloading=offloading,
+                         calibration=sent_calibration(t, counter)), backend
+    return tc.apply(t.messages, config, backend=backend, counter=counter, offloading=offloading), backend
 
 
 @dataclass(frozen=True)
@@ -44,20 +57,13 @@ class Shown:
     def spec(self) -> PolicySpec:
         return spec_for(self.config)
 
-    def new_backend(self) -> Any:
-        """A fresh backend for another run of the policy, where it saves files."""
-        return tc.MemoryBackend() if self.files or self.offloading is not None else None
-
     @cached_property
     def replayed(self) -> tc.Result:
         """The policy before every model call: the result itself in replay mode, else a
         replay made when a view first asks for it."""
         if self.result.mode == "replay":
             return self.result
-        from toolclear.inspector.controls import sent_calibration
-
-        return tc.replay(self.t.messages, self.config, backend=self.new_backend(), counter=self.counter,
-                         calibration=sent_calibration(self.t, self.counter), offloading=self.offloading)
+        return run_policy(self.t, self.config, "replay", self.counter, self.offloading, self.files)[0]
 
     @property
     def priced(self) -> Any:

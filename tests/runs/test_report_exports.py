@@ -49,16 +49,18 @@ def test_sweep_replay_equals_replay_cell_by_cell(t) -> None:
             assert sw.tokens_saved[a][b] == rp.tokens_sent_unreduced - rp.tokens_sent
 
 
-def test_slider_bounds_and_grid(t) -> None:
+def test_unit_sizes_and_grid(t) -> None:
     counts = tc.count_tokens(t.messages)
-    b = sweep.slider_bounds(t.messages, counts, tc.DEFAULT_PLACEHOLDER)
-    assert b.total_tokens == sum(counts)
-    assert b.threshold_max >= b.tool_result_tokens and b.keep_max >= b.total_tokens
+    sizes = sweep.unit_sizes(t.messages)  # what the app's sliders and sweep grids range over
+    assert sizes["tokens"] == sum(counts)
+    assert sizes["tool_tokens"] == sum(c for m, c in zip(t.messages, counts) if m.role == "tool")
+    assert sizes["uses"] == sum(1 for m in t.messages if m.role == "tool") and sizes["messages"] == len(t.messages)
     assert numbers.grid_values(100_000) == sorted(set(numbers.grid_values(100_000)))
     assert numbers.grid_values(100_000) == [10_000 * i for i in range(1, 10)]  # round, all below the limit
     assert numbers.grid_values(1_237, zero=True) == [0, 200, 400, 600, 800, 1_000, 1_200]
-    thresholds, keeps = sweep.sweep_axes(b)
-    assert thresholds[0] == 0 and thresholds[-1] < b.tool_result_tokens and keeps[-1] < b.total_tokens
+    thresholds = numbers.grid_values(sizes["tool_tokens"], zero=True)
+    keeps = numbers.grid_values(sizes["tokens"])
+    assert thresholds[0] == 0 and thresholds[-1] < sizes["tool_tokens"] and keeps[-1] < sizes["tokens"]
     assert 5 <= len(keeps) <= 10
     assert numbers.nice_ceil(12_500) == 20_000 and numbers.nice_ceil(0) == 0
 

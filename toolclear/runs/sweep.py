@@ -14,34 +14,8 @@ from ..counters import count_tokens
 from ..errors import ConfigError
 from ..model import Message
 from ..schema import Mode
-from .numbers import grid_values, nice_ceil
 
-__all__ = ["SliderBounds", "Sweep", "slider_bounds", "sweep", "sweep_axes", "unit_sizes"]
-
-
-@dataclass(frozen=True, slots=True)
-class SliderBounds:
-    """Ranges for the two sliders, sized to the transcript."""
-
-    threshold_max: int
-    keep_max: int
-    threshold_step: int
-    keep_step: int
-    total_tokens: int
-    tool_result_tokens: int
-
-
-def _step(top: int) -> int:
-    return max(1, nice_ceil(top / 200) if top >= 200 else 1)
-
-
-def slider_bounds(messages: Sequence[Message], counts: Sequence[int], placeholder: str) -> SliderBounds:
-    """Slider maxima just above what the transcript holds (at least 1,000)."""
-    total = sum(counts)
-    tool = sum(c for m, c in zip(messages, counts) if m.role == "tool" and m.content != placeholder)
-    t_max = nice_ceil(max(1000, tool * 1.1))
-    k_max = nice_ceil(max(1000, total * 1.1))
-    return SliderBounds(t_max, k_max, _step(t_max), _step(k_max), total, tool)
+__all__ = ["Sweep", "sweep", "unit_sizes"]
 
 
 def unit_sizes(messages: Any, counter: Any = None) -> dict[str, int]:
@@ -62,13 +36,6 @@ def unit_sizes(messages: Any, counter: Any = None) -> dict[str, int]:
         "messages": len(msgs),
         "steps": 20,
     }
-
-
-def sweep_axes(bounds: SliderBounds) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The thresholds (from 0 to just under the tool-result total) and keep budgets (to
-    just under the whole transcript) worth sweeping: past them every cell is the same."""
-    return (tuple(grid_values(bounds.tool_result_tokens, zero=True)),
-            tuple(grid_values(bounds.total_tokens)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -125,34 +125,25 @@ def bare_slider_moves(moves: int = 8) -> list[float]:
 
 
 def slider_moves(path: Path, moves: int = 8) -> list[float]:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    proc, url = _serve(ROOT / "app.py")
-    try:
-        t = tc.load(path)
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(url)
-            idle = IDLE
-            page.wait_for_selector(idle, timeout=60_000)
-            page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(path)
-            expect(page.get_by_test_id("stCaptionContainer").filter(has_text=path.name)).to_be_visible(timeout=60_000)
-            page.wait_for_selector(idle, timeout=60_000)
-            thumb = page.get_by_test_id("stSlider").filter(has_text="Keep-recent token budget").get_by_role("slider")
-            top = int(thumb.get_attribute("max") or "0")
-            times = []
-            for k in range(moves + 1):
-                key, keep = ("Home", 0) if k % 2 == 0 else ("End", top)
-                expected = len(tc.reduce_by_tokens(t.messages, tc.ClearToolResultConfig(keep_recent_tokens=keep)).cleared_indices)
-                took = _time_move(page, thumb, key, "Changed at some call", f"{expected:,}")
-                page.locator("svg[aria-label='token usage per message'], [data-testid=stPlotlyChart], [data-testid=stImage]").first.wait_for()
-                if k:  # the first move also warms caches
-                    times.append(took)
-            browser.close()
-        return times
-    finally:
-        _stop(proc)
+    t = tc.load(path)
+    with _opened(ROOT / "app.py") as page:
+        page.wait_for_selector(IDLE, timeout=60_000)
+        page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(path)
+        expect(page.get_by_test_id("stCaptionContainer").filter(has_text=path.name)).to_be_visible(timeout=60_000)
+        page.wait_for_selector(IDLE, timeout=60_000)
+        thumb = page.get_by_test_id("stSlider").filter(has_text="Keep-recent token budget").get_by_role("slider")
+        top = int(thumb.get_attribute("max") or "0")
+        times = []
+        for k in range(moves + 1):
+            key, keep = ("Home", 0) if k % 2 == 0 else ("End", top)
+            expected = len(tc.reduce_by_tokens(t.messages, tc.ClearToolResultConfig(keep_recent_tokens=keep)).cleared_indices)
+            took = _time_move(page, thumb, key, "Changed at some call", f"{expected:,}")
+            page.locator("svg[aria-label='token usage per message'], [data-testid=stPlotlyChart], [data-testid=stImage]").first.wait_for()
+            if k:  # the first move also warms caches
+                times.append(took)
+    return times
 
 
 def first_render(script: Path, ready: str) -> float:

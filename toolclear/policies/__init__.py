@@ -147,4 +147,3 @@ def preset_named(name: str) -> tuple[PolicySpec, Preset]:
             if preset.name == key:
                 return spec, preset
     raise ConfigError(f"unknown policy {key!r}; expected one of {', '.join(preset_names())}")
-

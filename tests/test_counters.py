@@ -58,7 +58,9 @@ def test_counts_are_cached_once_per_message() -> None:
     tc.replay(msgs, config)
     assert calls == ["abc", "de"]
     tc.count_tokens(msgs, "cl100k_base")
-    assert msgs[0]._memo[count_key("cl100k_base")] == 1
+    assert (msgs[0]._ck, msgs[0]._cn) == (count_key("cl100k_base"), 1)  # the first named counter: in its slots
+    tc.count_tokens(msgs, "eino")
+    assert msgs[0]._memo[count_key("eino")] == 1 and msgs[0]._cn == 1  # a second one: in the memo
 
 
 def test_list_counters_says_what_works_here() -> None:
@@ -140,3 +142,35 @@ def test_every_memo_slot_but_the_counts_is_a_slot_member() -> None:
     cleared = m.replaced("[gone]")
     m._memo["cleared"] = "a counter named 'cleared' wrote here"  # as a named counter would
     assert m.replaced("[gone]") is cleared
+
+
+def test_the_caches_every_message_gets_leave_its_memo_empty() -> None:
+    """A count, LangChain's and eino reduction's counts and the losses' terms are kept in
+    slots of the message: a log of 200,000 tiny messages held 90 MB of memo dicts."""
+    from toolclear.policies._eino_reduction_parts import _default_message_tokens
+    from toolclear.policies.langchain import langchain_tokens
+    from toolclear.runs.terms import message_terms
+
+    m = tc.Message("tool", "read src/app/main.py", tool_call_id="c1", tool_name="read")
+    n = tc.count_tokens([m])[0]
+    lc, red, found = langchain_tokens(m), _default_message_tokens(m), message_terms(m)
+    assert m._memo == {}
+    assert (tc.count_tokens([m])[0], langchain_tokens(m), _default_message_tokens(m)) == (n, lc, red)
+    assert message_terms(m) is found and "src/app/main.py" in found
+
+
+def test_forgetting_copies_keeps_counts_and_gives_the_same_answers() -> None:
+    from toolclear.model import Slot, forget_copies
+
+    msgs = [tc.Message("user", "go")]
+    for k in range(40):
+        msgs += [tc.Message("assistant", "", tool_calls=(tc.ToolCall(f"c{k}", "read", "{}"),)),
+                 tc.Message("tool", f"line {k} " * 300, tool_call_id=f"c{k}", tool_name="read")]
+    config = tc.ClearToolResultConfig(tool_result_token_threshold=2_000, keep_recent_tokens=1_000)
+    before = tc.replay(msgs, config)
+    assert any(Slot.CLEARED in m._memo for m in msgs)
+    counted = [m._cn for m in msgs]
+    forget_copies(msgs)
+    assert not any(Slot.CLEARED in m._memo for m in msgs) and [m._cn for m in msgs] == counted
+    after = tc.replay(msgs, config)
+    assert after.tokens_sent == before.tokens_sent and after.cleared_indices == before.cleared_indices

@@ -131,10 +131,11 @@ class _NamedCounter:
         self._batch = batch
 
     def __call__(self, message: Message) -> int:
-        cached = message._memo.get(self.key)
+        key = self.key
+        cached = message._cn if message._ck is key else message._memo.get(key)
         if cached is None:
             cached = self._fn(message)
-            message._memo[self.key] = cached
+            _keep(message, key, cached)
         return cached
 
     def __repr__(self) -> str:
@@ -395,11 +396,21 @@ def prefix_sums(counts: Sequence[int]) -> array:
 _prefixes: KeptFor[array] = KeptFor(8)
 
 
+def _keep(m: Message, key: Any, n: int) -> None:
+    """A named counter's count on the message: in its own slots for the first counter
+    that counts it (most runs use one), in its memo for any other."""
+    if m._ck is None or m._ck is key:
+        object.__setattr__(m, "_ck", key)
+        object.__setattr__(m, "_cn", n)
+    else:
+        m._memo[key] = n
+
+
 def _count(messages: Sequence[Message], fn: TokenCounter, key: Any, named: bool,
            progress: Callable[[float], None] | None) -> tuple[int, ...]:
     """The counts, from each message's memo where it has one."""
     if named:
-        out = [m._memo.get(key) for m in messages]
+        out = [m._cn if m._ck is key else m._memo.get(key) for m in messages]
     else:
         # one slot per message for any custom counter, holding the last one used: a new
         # lambda on every call must not grow each message's memo without bound
@@ -421,7 +432,10 @@ def _count(messages: Sequence[Message], fn: TokenCounter, key: Any, named: bool,
                 n = 0  # left out of the request: nothing of it is sent
             elif m.meta and "stands_for_tokens" in m.meta:
                 n = m.meta["stands_for_tokens"]  # a stand-in, counted as what it stands for
-            m._memo[key] = n if named else (fn, n)
+            if named:
+                _keep(m, key, n)
+            else:
+                m._memo[key] = (fn, n)
             out[i] = n
         if progress is not None:
             progress(min(1.0, (start + len(chunk)) / len(todo)))

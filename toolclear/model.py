@@ -46,10 +46,6 @@ class Slot(enum.Enum):
     """The report's role, tool, call id and preview."""
     HOVER = enum.auto()
     """The chart's hover text."""
-    REDUCTION = enum.auto()
-    """eino's reduction: its count of the message."""
-    LANGCHAIN = enum.auto()
-    """LangChain's approximate count of the message."""
     THINKING = enum.auto()
     """Anthropic: the message's thinking on its own."""
     MASK = enum.auto()
@@ -59,8 +55,6 @@ class Slot(enum.Enum):
     """Masking: the message as the request leaves it out, or masks it."""
     CUSTOM_COUNT = enum.auto()
     """(the custom counter last used, its count): one slot for any custom counter."""
-    LOST_TERMS = enum.auto()
-    """Losses: the terms of the message's text."""
     LOST_RUN = enum.auto()
     """Losses: what is the same for every replay of the run (on its first message)."""
     LOST_LINES = enum.auto()
@@ -242,6 +236,24 @@ class ToolCall:
         return out
 
 
+_CACHE_SLOTS = ("_ck", "_cn", "_lc", "_red", "_terms")
+_COPIES = frozenset({Slot.CLEARED, Slot.MASKED, Slot.OMITTED, Slot.THINKING})
+
+
+def forget_copies(messages: Sequence[Message]) -> None:
+    """Drop what the messages memoised for one policy's replay (cleared and masked
+    copies, masks), keeping their counts and terms: a setting tried once (the verdict's
+    others, a sweep's cell) need not keep its copies for the life of the run. The memo
+    is a cache: what is dropped is made again if asked for."""
+    setattr_ = object.__setattr__
+    for m in messages:
+        memo = m._memo
+        if memo and any(k in _COPIES or (k.__class__ is tuple and k[0] is Slot.MASK) for k in memo):
+            # a new dict: a dict emptied in place keeps its table's size
+            setattr_(m, "_memo", {k: v for k, v in memo.items()
+                                  if not (k in _COPIES or (k.__class__ is tuple and k[0] is Slot.MASK))})
+
+
 OMITTED = "omitted"
 """The role of a message the agent's own memory leaves out of the request although its
 history holds it (OpenHands drops a tool call whose result was masked, and its other
@@ -273,6 +285,19 @@ class Message:
     _memo: dict[Any, Any] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
+    # the caches every message gets, each in a slot of its own rather than in ``_memo``:
+    # a dict with entries is 224 bytes, a message of a tiny log about 100 (a 200,000-
+    # message log held 90 MB of memo dicts); any other counter's count goes in ``_memo``
+    _ck: Any = field(default=None, init=False, compare=False, repr=False)
+    """The ``CountKey`` of the first named counter that counted this message."""
+    _cn: Any = field(default=None, init=False, compare=False, repr=False)
+    """Its count."""
+    _lc: int | None = field(default=None, init=False, compare=False, repr=False)
+    """LangChain's approximate count."""
+    _red: int | None = field(default=None, init=False, compare=False, repr=False)
+    """eino reduction's count."""
+    _terms: frozenset[str] | None = field(default=None, init=False, compare=False, repr=False)
+    """The losses' terms of its text."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.tool_calls, tuple):
@@ -305,6 +330,8 @@ class Message:
         setattr_(new, "_raw", self._raw)
         setattr_(new, "meta", self.meta)
         setattr_(new, "_memo", {})
+        for slot in _CACHE_SLOTS:
+            setattr_(new, slot, None)
         return new
 
     def replaced(self, content: str) -> Message:
@@ -402,7 +429,7 @@ class Transcript:
     container: str = ""
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
-    origins: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    origins: Sequence[str] = field(default=(), compare=False, repr=False)
     marks: tuple[tuple[int, str], ...] = field(default=(), compare=False, repr=False)
     """Events the log recorded between messages, as (index of the first message after
     it, label): Claude Code's compactions. Drawn on the charts."""

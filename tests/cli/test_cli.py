@@ -121,6 +121,21 @@ def test_inspect_summarises() -> None:
     assert "prompt-cache break" in text
 
 
+def test_inspect_says_when_clearing_grows_the_context(tmp_path) -> None:
+    """Results shorter than the placeholder: clearing them makes the context larger, said
+    as a rise, not as "--195.56%"."""
+    lines = []
+    for i in range(300):
+        lines += [{"role": "assistant", "tool_calls": [{"id": f"c{i}", "function": {"name": "ls"}}]},
+                  {"role": "tool", "tool_call_id": f"c{i}", "content": "ok"}]
+    path = tmp_path / "tiny.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in lines) + "\n")
+    code, out, _ = run("inspect", str(path), "--threshold", "100", "--keep", "50")
+    text = out.decode()
+    assert code == 0 and "--" not in text.split("single pass:")[1].split("\n")[0]
+    assert "%, the placeholders are longer)" in text and "(+" in text
+
+
 def test_inspect_with_tiktoken_counter_on_a_container() -> None:
     path = CORPUS / "openhands" / "openhands_multi-swe-bench_example_output.jsonl"
     code, out, _ = run("inspect", str(path), "--counter", "cl100k_base")

@@ -454,3 +454,26 @@ def test_jsonl_records_are_let_go_after_reading_and_parsed_again_for_writing(tmp
     assert doc.value[-2] == json.loads(lines[3]) and doc.value[1:2] == [json.loads(lines[1])]
     out = tc.dump(t, [m.replaced("[gone]") if m.role == "tool" else m for m in t.messages]).decode().split("\n")
     assert out[:3] == lines[:3] and json.loads(out[3])["content"] == "[gone]" and json.loads(out[3])["extra"] == {"k": [1, 2]}
+
+
+def test_origins_say_where_each_message_sits_as_the_reader_found_it() -> None:
+    """Origins are kept as line numbers and shared path shapes and rendered when shown:
+    the text is the same as ``where`` renders, a copy travels to a worker process."""
+    import pickle
+
+    from toolclear.formats._base import Origins, where
+    from toolclear.formats._doc import parse
+
+    lines = b'{"role": "user", "content": "go"}\n{"role": "assistant", "content": "k"}\n'
+    t = tc.load(lines, format="openai")
+    assert list(t.origins) == ["line 1: $", "line 2: $"] and t.origins[-1] == "line 2: $"
+    doc = parse(lines)
+    o = Origins(True)
+    for path in [(4, "message", "content", 0), (), (5, "message", "content", 0), (7,)]:
+        o.append(path)
+    assert list(o) == [where(doc, (4, "message", "content", 0)), "", where(doc, (5, "message", "content", 0)),
+                       "line 8: $"]
+    assert o[1:3] == ["", "line 6: $.message.content[0]"] and (o.line(0), o.line(1)) == (4, None)
+    assert list(pickle.loads(pickle.dumps(o))) == list(o)
+    whole = tc.load(b'{"messages": [{"role": "user", "content": "go"}]}', format="openai")
+    assert list(whole.origins) == ["$.messages[0]"]

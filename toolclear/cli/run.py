@@ -98,6 +98,12 @@ def _load(source: Any, fmt: str, label: str | None) -> list[Transcript]:
     return transcripts
 
 
+def _change(saved_percent: float) -> str:
+    """A saving as a signed change: a placeholder longer than the results it replaced
+    (tiny results) makes the context grow, which "--195.56%" said badly."""
+    return f"-{saved_percent}%" if saved_percent >= 0 else f"+{-saved_percent}%, the placeholders are longer"
+
+
 def _run_pricing(args: argparse.Namespace, pricing: Pricing | None, t: Transcript) -> Pricing | None:
     """The prices of one conversation: the given ones, or with --pricing auto its log's
     model's (a stated default when it names none: the note is printed once)."""
@@ -361,12 +367,12 @@ def _policy_lines(t: Transcript, config: Any, counter: str, run: Result | None) 
         elif single["triggered"]:
             out.append(f"    single pass: clears {single['cleared']} result(s), window starts at message "
                        f"{single['recent_start_index']}; {_fmt(single['tokens_before'])} -> "
-                       f"{_fmt(single['tokens_after'])} tokens (-{single['saved_percent']}%)")
+                       f"{_fmt(single['tokens_after'])} tokens ({_change(single['saved_percent'])})")
         else:
             out.append(f"    single pass: nothing cleared (tool results {tool_total} <= threshold {threshold})")
     else:
         out.append(f"    single pass: changes {single['cleared']} message(s); {_fmt(single['tokens_before'])} -> "
-                   f"{_fmt(single['tokens_after'])} tokens (-{single['saved_percent']}%)")
+                   f"{_fmt(single['tokens_after'])} tokens ({_change(single['saved_percent'])})")
     run = run if run is not None else replay(t.messages, config, counter=counter)
     r = summary_dict(run)
     out.append(f"    replay over {r.get('model_calls', 0)} model call(s): changes {r['cleared']} message(s) at some "

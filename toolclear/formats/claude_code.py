@@ -26,6 +26,7 @@ from ..model import Message, Transcript, Usage
 from ._base import (
     Builder,
     FormatReader,
+    Origins,
     compaction_usage,
     content_text,
     json_type,
@@ -403,10 +404,12 @@ def _with_compaction_meta(t: Transcript, marks: tuple[tuple[int, str], ...],
 
 def _compaction_marks(t: Transcript, boundaries: list[int]) -> tuple[tuple[int, str], ...]:
     """Each compaction as the index of the first message after its boundary line."""
-    lines = []
-    for origin in t.origins:
-        head = origin.split(":", 1)[0]
-        lines.append(int(head[5:]) - 1 if head.startswith("line ") and head[5:].isdigit() else -1)
+    origins = t.origins
+    if isinstance(origins, Origins):
+        lines = [-1 if (k := origins.line(i)) is None else k for i in range(len(origins))]
+    else:  # origins given as text
+        heads = [origin.split(":", 1)[0] for origin in origins]
+        lines = [int(h[5:]) - 1 if h.startswith("line ") and h[5:].isdigit() else -1 for h in heads]
     marks = []
     for n, b in enumerate(boundaries, start=1):
         k = bisect_left(lines, b + 1)

@@ -17,7 +17,7 @@ from operator import eq, is_not
 from typing import Any
 
 from ..errors import TranscriptError
-from ..formats._base import Binding, Builder
+from ..formats._base import Binding, Builder, Origins
 from ..formats._doc import Document, parse
 from ..formats.responses import CALLS, OpenAIResponsesFormat, read_item
 from ..model import Transcript
@@ -90,7 +90,7 @@ class _ItemsLive(Live):
             # the previous call's reading is handed over, not copied (it is not used again)
             b.messages, b.slots, b.blanks = old.messages, old.slots, old.blanks
             del b.messages[keep:], b.slots[keep:], b.blanks[keep:]
-            b.origins = [""] * keep
+            b.origins = Origins(False, blank=keep)
             if grown:  # the same calls, and the ones read again are read again the same
                 b._calls = old._calls
             else:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..model import Message, Slot, utf8_len
+from ..model import Message, utf8_len
 from .offload import StorageBackend
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ def _parts(m: Message, key: str) -> list[Any]:
 def _default_message_tokens(m: Message) -> int:
     """floor(bytes / 4) of role, reasoning, content, the calls of an assistant message
     and every text part (reduction.go:1620-1662), per message."""
-    memo = m._memo.get(Slot.REDUCTION)
+    memo = m._red
     if memo is not None:
         return memo
     reasoning = _raw(m, "reasoning_content")
@@ -64,7 +64,7 @@ def _default_message_tokens(m: Message) -> int:
                 text = p.get("text")
                 pieces += [text if isinstance(text, str) else "", "\n"]
     n = utf8_len("".join(pieces)) // 4
-    m._memo[Slot.REDUCTION] = n
+    object.__setattr__(m, "_red", n)
     return n
 def _sonic_string(s: str) -> str:
     """A JSON string as sonic writes it: short escapes for \\n \\r \\t, \\u00xx for the other

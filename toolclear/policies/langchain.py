@@ -22,7 +22,7 @@ from itertools import accumulate
 from typing import Any, NamedTuple
 
 from ..errors import ConfigError
-from ..model import Message, MessageStatus, Slot
+from ..model import Message, MessageStatus
 from . import _checks as checks
 from ._engine import Pairing, with_inputs_cleared
 from ._spec import Knob, Option, PolicySpec, Preset
@@ -150,9 +150,9 @@ def langchain_tokens(m: Message) -> int:
     content (text blocks, other blocks by their ``repr``), the repr of an assistant's
     tool calls unless its content is a list of blocks, a tool message's call id, the role
     and the name, over 4 rounded up, plus 3, plus 85 per image."""
-    memo = m._memo.get(Slot.LANGCHAIN)
+    memo = m._lc
     if memo is not None:
-        return int(memo)
+        return memo
     if m.meta and "stands_for_tokens" in m.meta:  # a simulated summary: the size it stands for
         return int(m.meta["stands_for_tokens"])
     f = _facts(m)
@@ -164,7 +164,7 @@ def langchain_tokens(m: Message) -> int:
     chars += len(m.role)
     chars += len(langchain_name(m))
     n = math.ceil(chars / 4) + 3 + 85 * images
-    m._memo[Slot.LANGCHAIN] = n
+    object.__setattr__(m, "_lc", n)
     return n
 
 
@@ -282,7 +282,7 @@ class LangChainEngine:
         if self.scan < length:
             new = self.msgs[self.scan:length]
             # counts memoised on each message: one dict probe each, a call only when new
-            toks = [m._memo.get(Slot.LANGCHAIN) or langchain_tokens(m) for m in new]
+            toks = [m._lc or langchain_tokens(m) for m in new]
             self.prefix += accumulate(toks, initial=self.prefix[-1])
             del self.prefix[-len(toks) - 1]  # accumulate repeats the start
             last_ai, tools, ai = self.last_ai, self.tools, self.ai

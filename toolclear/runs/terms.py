@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from ..model import Message, Slot
+from ..model import Message
 from .refetch import path_in, path_of
 
 __all__ = ["INSTRUCTION_FILES", "MIN_LEN", "MAX_LEN", "SUPPORT_LINE", "WEAK_ALONE", "derived_from", "message_terms", "message_text",
@@ -232,7 +232,7 @@ def message_terms(m: Message, by_text: dict[str, frozenset[str]] | None = None) 
     """The terms of a message's text, worked out once per message (kept on it, as token
     counts are): a sweep of many settings over one run reads each text once. With
     ``by_text``, a text met before (a file read twice) is not scanned again."""
-    got = m._memo.get(_MEMO_KEY)
+    got = m._terms
     if got is None:
         text = message_text(m)
         got = by_text.get(text) if by_text is not None else None
@@ -240,11 +240,10 @@ def message_terms(m: Message, by_text: dict[str, frozenset[str]] | None = None) 
             got = frozenset(terms(text))
             if by_text is not None:
                 by_text[text] = got
-        m._memo[_MEMO_KEY] = got
+        object.__setattr__(m, "_terms", got)
     return got
 
 
-_MEMO_KEY = Slot.LOST_TERMS
 
 
 def message_text(m: Message) -> str:

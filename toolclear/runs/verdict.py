@@ -16,7 +16,7 @@ from typing import Any
 
 from .._kept import KeptFor
 from ..cost.logfacts import compactions_of
-from ..model import Message, Transcript
+from ..model import Message, Transcript, forget_copies
 from .lab import Comparison, compare, parse_policy, policy_spec
 
 __all__ = ["COMPACTION_SPECS", "DEFAULT_SPECS", "Verdict", "candidates", "scaled", "verdict"]
@@ -191,15 +191,22 @@ def verdict(
         return {**cmp.rows[0], "spec": policy_spec(config)}
 
     def rest() -> tuple[dict[str, Any], ...]:
-        # one setting at a time, keeping its row only: a 200,000-message run holds one replay at once
-        return tuple(row_of(compare(msgs, [c], counter=counter, pricing=pricing, calibrate=calibrate, recorded=False,
-                                    compactions=marks), c) for c in others)
+        # one setting at a time, keeping its row only: a 200,000-message run holds one
+        # replay at once, and not the copies each one memoised (the judged setting's,
+        # replayed after these, keep theirs for the next move of its sliders)
+        out = []
+        for c in others:
+            out.append(row_of(compare(msgs, [c], counter=counter, pricing=pricing, calibrate=calibrate,
+                                      recorded=False, compactions=marks), c))
+            forget_copies(msgs)
+        return tuple(out)
 
-    own = compare(msgs, [chosen], counter=counter, pricing=pricing, calibrate=calibrate, compactions=marks,
-                  recorded=False, offloading=offloading)
     key = (tuple(policy_spec(c) for c in others), _hashable(pricing), calibrate, counter,
            tuple(marks) if marks is not None else None)
-    rows = (row_of(own, chosen), *_tried.get(msgs, rest, extra=key))
+    tried_rows = _tried.get(msgs, rest, extra=key)
+    own = compare(msgs, [chosen], counter=counter, pricing=pricing, calibrate=calibrate, compactions=marks,
+                  recorded=False, offloading=offloading)
+    rows = (row_of(own, chosen), *tried_rows)
     paying = [r for r in rows if r["net_dollars_saved"] > 0]
     best = min(paying, key=lambda r: (-r["net_dollars_saved"], r["needed_results"])) if paying else None
     as_recorded = parse_policy("as-recorded")

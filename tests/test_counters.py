@@ -174,3 +174,29 @@ def test_forgetting_copies_keeps_counts_and_gives_the_same_answers() -> None:
     assert not any(Slot.CLEARED in m._memo for m in msgs) and [m._cn for m in msgs] == counted
     after = tc.replay(msgs, config)
     assert after.tokens_sent == before.tokens_sent and after.cleared_indices == before.cleared_indices
+
+
+def test_two_threads_counting_with_two_counters_keep_each_count_right() -> None:
+    """The first counter's count lives in two slots of the message: two app sessions
+    counting the same messages with two counters at once must not mix them."""
+    import sys
+    import threading
+
+    texts = [f"word {k} " * (1 + k % 7) for k in range(3_000)]
+    expected = {name: tc.count_tokens([tc.Message("user", t) for t in texts], name) for name in ("eino", "cl100k_base")}
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _ in range(3):
+            msgs = [tc.Message("user", t) for t in texts]
+            got: dict[str, tuple[int, ...]] = {}
+            threads = [threading.Thread(target=lambda n=name, g=got, ms=msgs: g.__setitem__(n, tc.count_tokens(ms, n)))
+                       for name in expected]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert got == expected
+            assert {name: tc.count_tokens(msgs, name) for name in expected} == expected
+    finally:
+        sys.setswitchinterval(old)

@@ -135,7 +135,8 @@ class _NamedCounter:
         cached = message._cn if message._ck is key else message._memo.get(key)
         if cached is None:
             cached = self._fn(message)
-            _keep(message, key, cached)
+            with _SLOTS_TAKEN:
+                _keep(message, key, cached)
         return cached
 
     def __repr__(self) -> str:
@@ -396,13 +397,20 @@ def prefix_sums(counts: Sequence[int]) -> array:
 _prefixes: KeptFor[array] = KeptFor(8)
 
 
+_SLOTS_TAKEN = threading.Lock()
+"""Held while a message's count slots are first filled: two sessions of the app counting
+the same message with two counters must not leave one counter's key beside the other's
+count. Once set, the key never changes, and ``_cn`` is written before it: a reader that
+sees its key reads its count."""
+
+
 def _keep(m: Message, key: Any, n: int) -> None:
-    """A named counter's count on the message: in its own slots for the first counter
-    that counts it (most runs use one), in its memo for any other."""
-    if m._ck is None or m._ck is key:
-        object.__setattr__(m, "_ck", key)
+    """A named counter's count on the message (hold ``_SLOTS_TAKEN``): in its own slots
+    for the first counter that counts it (most runs use one), in its memo for any other."""
+    if m._ck is None:
         object.__setattr__(m, "_cn", n)
-    else:
+        object.__setattr__(m, "_ck", key)
+    elif m._ck is not key:
         m._memo[key] = n
 
 
@@ -427,16 +435,17 @@ def _count(messages: Sequence[Message], fn: TokenCounter, key: Any, named: bool,
             values = [fn._fn(m) for _, m in chunk]
         else:
             values = [_checked(fn(m), i) for i, m in chunk]
-        for (i, m), n in zip(chunk, values):
-            if m.role == OMITTED:
-                n = 0  # left out of the request: nothing of it is sent
-            elif m.meta and "stands_for_tokens" in m.meta:
-                n = m.meta["stands_for_tokens"]  # a stand-in, counted as what it stands for
-            if named:
-                _keep(m, key, n)
-            else:
-                m._memo[key] = (fn, n)
-            out[i] = n
+        with _SLOTS_TAKEN:  # once per chunk
+            for (i, m), n in zip(chunk, values):
+                if m.role == OMITTED:
+                    n = 0  # left out of the request: nothing of it is sent
+                elif m.meta and "stands_for_tokens" in m.meta:
+                    n = m.meta["stands_for_tokens"]  # a stand-in, counted as what it stands for
+                if named:
+                    _keep(m, key, n)
+                else:
+                    m._memo[key] = (fn, n)
+                out[i] = n
         if progress is not None:
             progress(min(1.0, (start + len(chunk)) / len(todo)))
     return tuple(out)  # type: ignore[arg-type]

@@ -207,7 +207,10 @@ class ToolCall:
             _raw=d if type(d) is dict else dict(d),  # the reader's own dict, never changed: not copied
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, shared: bool = False) -> dict[str, Any]:
+        """The call's JSON: its source dict with what changed written over it. A copy
+        the caller may change; with ``shared``, the source's nested values are shared
+        (for a dict only read: eino's reduction keeps one per flagged message)."""
         if self._raw is None:
             out: dict[str, Any] = {}
             if self.id:
@@ -221,7 +224,9 @@ class ToolCall:
             out["function"] = fn
             return out
         base = ToolCall.from_dict(self._raw)
-        out = copy.deepcopy(dict(self._raw))
+        if shared and base == self:
+            return dict(self._raw)
+        out = dict(self._raw) if shared else copy.deepcopy(dict(self._raw))
         if self.id != base.id:
             out["id"] = self.id
         if self.type != base.type:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..model import Message, ToolCall, utf8_len
+from ..model import Message, utf8_len
 from .offload import StorageBackend
 
 if TYPE_CHECKING:
@@ -398,13 +398,13 @@ def replace_result(m: Message, placeholder: str) -> tuple[Message, str]:
 
 
 def _source_dict(m: Message) -> dict[str, Any]:
-    """``m.to_dict()`` without its copies: a call's own source dict is shared where it
-    still says what the call says (source dicts never change; ``to_dict`` copies them on
-    the way out). The deep copies were the largest part of a reduction replay's memory."""
+    """``m.to_dict()`` without its deep copies: a call's source dict's values are shared
+    (source dicts never change; ``to_dict`` copies them on the way out). The deep copies
+    were the largest part of a reduction replay's memory."""
     out = m.to_dict() if not m.tool_calls else None
     if out is not None:
         return out
-    calls = [c._raw if c._raw is not None and ToolCall.from_dict(c._raw) == c else c.to_dict() for c in m.tool_calls]
+    calls = [c.to_dict(shared=True) for c in m.tool_calls]
     out = Message(m.role, m.content, tool_call_id=m.tool_call_id, tool_name=m.tool_name, name=m.name).to_dict()
     return {"role": out.pop("role"), "content": out.pop("content"), "tool_calls": calls, **out}
 

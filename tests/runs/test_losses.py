@@ -120,6 +120,21 @@ def test_message_text_takes_tool_call_argument_values_not_keys() -> None:
 # ------------------------------------------------------------------ the naive reference
 
 
+def named_on_its_line(original: list[tc.Message], c: int, i: int, t: str) -> int:
+    """How long a tail of the file message ``i``'s call read the reply at ``c`` names, as
+    a whole name, on a line that holds ``t`` (0: none; a name needs an extension)."""
+    from toolclear.runs.refetch import path_of
+
+    call = next((x for m in original[:i] for x in m.tool_calls if x.id and x.id == original[i].tool_call_id), None)
+    path = path_of(call.arguments) if call is not None and original[i].role == "tool" else ""
+    if "." not in path.rsplit("/", 1)[-1]:
+        return 0
+    parts = path.split("/")
+    tails = ["/".join(parts[k:]) for k in range(len(parts))]
+    return max((len(tail) for line in message_text(original[c]).splitlines() if t in line for tail in tails
+                if re.search(r"(?<![A-Za-z0-9_.\-])" + re.escape(tail), line)), default=0)
+
+
 def naive(result: tc.Result, original: list[tc.Message]) -> tuple[set[tuple[int, int, tuple[str, ...]]], set[int]]:
     """The definition as written: at every call, rebuild both contexts from scratch."""
     from toolclear.runs.losses import files_written, known_names
@@ -153,6 +168,10 @@ def naive(result: tc.Result, original: list[tc.Message]) -> tuple[set[tuple[int,
                     for i in held}
             if max(span.values()) > 0:
                 best = max(reversed(held), key=lambda i: span[i])
+            elif named := {i: n for i in held if (n := named_on_its_line(original, c, i, t))}:
+                # nothing copied, but the reply's line using it names a holder's file: that one
+                # (the longest tail of its path named, the latest on a tie)
+                best = max(named, key=lambda i: (named[i], i))
             else:  # nothing copied: the holder that holds the term most often, the latest on a tie
                 best = max(held, key=lambda i: (original[i].content.count(t) + sum(
                     x.arguments.count(t) for x in original[i].tool_calls), i))
@@ -706,6 +725,28 @@ def test_a_prose_reply_is_charged_to_the_holder_that_uses_the_name_most() -> Non
                              "stagedFilesOverlapWithContent is used in PrepareCommitMsg for carry-forward")
     lost = tc.losses(tc.replay(msgs, tc.parse_policy(CLEAR_ALL)))
     assert [(x.message_index, x.terms) for x in lost.references] == [(2, ("PrepareCommitMsg",))]
+
+def test_a_prose_reply_is_charged_to_the_holder_whose_file_its_line_names() -> None:
+    """Real case (round 5): a review says "Phase state machine (ACTIVE, ACTIVE_COMMITTED,
+    IDLE, ENDED) matches `session/phase.go`"; strategy.go's comments name the state twice,
+    phase.go once: the read of phase.go is charged, the file the line says it checked."""
+    strategy = ("// that was deferred during ACTIVE_COMMITTED -> IDLE transitions.\n"
+                "\t// ACTIVE_COMMITTED -> IDLE (or other) turn-end transition.\n")
+    phase = 'b.WriteString("    state \\"ACTIVE_COMMITTED\\" as active_committed\\n")\n'
+    reply = ("Everything else checks out:\n- Phase state machine (ACTIVE, ACTIVE_COMMITTED, IDLE, ENDED) matches "
+             "`session/phase.go`\n- the rest matches `strategy.go`")
+    msgs = _reads_then_reply([("/cli/strategy/strategy.go", strategy), ("/cli/session/phase.go", phase)], reply)
+    lost = tc.losses(tc.replay(msgs, tc.parse_policy(CLEAR_ALL)))
+    assert [(x.message_index, x.terms) for x in lost.references] == [(4, ("ACTIVE_COMMITTED",))]
+    # the line names no holder's file: the holder that holds it most often, as before
+    msgs[-1] = tc.Message("assistant", "Phase state machine (ACTIVE, ACTIVE_COMMITTED, IDLE) matches the docs")
+    lost = tc.losses(tc.replay(msgs, tc.parse_policy(CLEAR_ALL)))
+    assert [(x.message_index, x.terms) for x in lost.references] == [(2, ("ACTIVE_COMMITTED",))]
+    # a name that only ends like the file (`myphase.go`) is not the file
+    msgs[-1] = tc.Message("assistant", "Phase state machine (ACTIVE, ACTIVE_COMMITTED, IDLE) matches `myphase.go`")
+    lost = tc.losses(tc.replay(msgs, tc.parse_policy(CLEAR_ALL)))
+    assert [(x.message_index, x.terms) for x in lost.references] == [(2, ("ACTIVE_COMMITTED",))]
+
 
 def test_a_name_in_sight_by_another_naming_rule_is_not_lost() -> None:
     """Real case: the agent reads `files_touched: null` in a visible checkpoint and greps

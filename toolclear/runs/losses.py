@@ -149,6 +149,18 @@ class _RunFacts:
     once, when first asked."""
     bases: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """A reply's term -> its other forms in sight (``other_forms``)."""
+    paths: dict[int, str] | None = None
+    """Result index -> the file its call named (``result_paths``): found when first asked."""
+    lines_at: tuple[int, list[str]] | None = None
+    """The lines of the reply last looked at by name (``_charged_by_name``)."""
+
+    def result_paths(self, original: Sequence[Message]) -> dict[int, str]:
+        if self.paths is None:
+            calls = {c.id: c for m in original for c in m.tool_calls if c.id}
+            self.paths = {i: p for i, m in enumerate(original)
+                          if m.role == "tool" and (c := calls.get(m.tool_call_id)) is not None
+                          and (p := path_of(c.arguments))}
+        return self.paths
 
 
 def known_names(original: Sequence[Message]) -> frozenset[str]:
@@ -339,7 +351,7 @@ Candidate = tuple[str, int, tuple[tuple[str, int], ...]]
 
 def _lost_at(candidates: Iterable[Candidate], entered: bytearray, low: int, ok: dict[str, int],
              forms: dict[str, int], holders: dict[str, list[int]], k: int, original: Sequence[Message],
-             drawn: dict[tuple[Any, ...], int]) -> dict[int, list[str]]:
+             facts: _RunFacts) -> dict[int, list[str]]:
     """At one reply: changed message -> the reply's terms that only its original held. A
     term ``u`` earlier messages held is lost when all ``u`` are changed (``entered``) and
     no changed form holds it; it is charged to the one of them the reply drew from
@@ -350,7 +362,7 @@ def _lost_at(candidates: Iterable[Candidate], entered: bytearray, low: int, ok: 
     (``v``: each form and its holders; ``other_forms``) is not lost."""
     lost: dict[int, list[str]] = {}
     spans: dict[int, list[int]] = {}
-    ok_of = ok.get
+    ok_of, drawn = ok.get, facts.drawn
     for term, u, v in candidates:
         # _all_changed, inlined: this runs for every term of every reply (300,000 on the 100k
         # benchmark), and the call alone made the losses of a replay about 10 % slower
@@ -382,8 +394,8 @@ def _lost_at(candidates: Iterable[Candidate], entered: bytearray, low: int, ok: 
             got = drawn.get(key, -2)
             if got == -2:
                 got = drawn[key] = _drawn_from(original[k], latest, original, spans)
-            if got < 0:  # no line copied from any: the holder that holds this term most often
-                got = max(latest, key=lambda i: (_occurrences(original[i], term), i))
+            if got < 0:
+                got = _charged_by_name(k, term, latest, original, facts)
         charged = lost.get(got)
         if charged is None:
             lost[got] = [term]
@@ -503,6 +515,41 @@ def _drawn_from(reply: Message, candidates: list[int], original: Sequence[Messag
     return best if best_span else -1
 
 
+def _charged_by_name(k: int, term: str, latest: list[int], original: Sequence[Message], facts: _RunFacts) -> int:
+    """The reply at ``k`` copied no line of any holder of ``term``: the holder whose file
+    the reply's line names, else the one that holds the term most often."""
+    at = facts.lines_at  # read once: another thread's replay may set it meanwhile
+    if at is None or at[0] != k:
+        at = facts.lines_at = (k, message_text(original[k]).splitlines())
+    got = _named_beside(at[1], term, latest, facts.result_paths(original))
+    return got if got >= 0 else max(latest, key=lambda i: (_occurrences(original[i], term), i))
+
+
+def _named_beside(reply_lines: list[str], term: str, holders: list[int], paths: dict[int, str]) -> int:
+    """The holder whose file the reply names on a line that uses ``term`` ("Phase state
+    machine (ACTIVE, ACTIVE_COMMITTED, IDLE, ENDED) matches `session/phase.go`": the
+    read of phase.go, not another file that mentions the state), by the longest tail of
+    its path named; -1 when the reply names none of their files there."""
+    named = [(i, paths[i]) for i in holders if i in paths]
+    if not named:
+        return -1
+    best, best_len = -1, 0
+    for line in reply_lines:
+        if term not in line:
+            continue
+        for i, path in named:
+            parts = path.split("/")
+            for start in range(len(parts)):
+                tail = "/".join(parts[start:])
+                if len(tail) < best_len or "." not in parts[-1]:
+                    break  # shorter tails cannot beat it; a name with no extension is no file name
+                at = line.find(tail)
+                if at >= 0 and (at == 0 or not (line[at - 1].isalnum() or line[at - 1] in "_-.")):
+                    best, best_len = i, len(tail)  # the latest holder wins a tie (holders ascend)
+                    break
+    return best
+
+
 def _occurrences(m: Message, term: str) -> int:
     """How often a message's text (and its calls' arguments) holds ``term``."""
     return m.content.count(term) + sum(c.arguments.count(term) for c in m.tool_calls)
@@ -600,7 +647,7 @@ def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
         if not terms or not seen.changed:
             continue
         low = _first_unchanged(entered, low)
-        lost = _lost_at(terms, entered, low, ok, forms, holders, k, original, facts.drawn)
+        lost = _lost_at(terms, entered, low, ok, forms, holders, k, original, facts)
         if lost:
             for i in sorted(lost):
                 refs.append(LostReference(k, i, tuple(lost[i]), original[i].role))

@@ -461,7 +461,9 @@ def test_a_habits_name_alone_is_lost_only_with_a_line_copied() -> None:
     from toolclear.runs.terms import weak
 
     assert all(weak(t) for t in ("repo.Worktree", "sb.WriteString", "c.Hash.String", "maxCommits", "sessionID",
-                                 "created_at", "current.Parent", "MergeBase", "staging/committing", "utils.go"))
+                                 "created_at", "current.Parent", "MergeBase", "staging/committing", "utils.go",
+                                 # round 5: a generic field and go-git's worktree.Status(), named by habit
+                                 "SessionID", "worktree.Status"))
     assert not any(weak(t) for t in ("PreToolUse", "sessionHasNewContent", "checkpoint_count_total",
                                       "cmd/entire/cli/a.go", "meta.SessionID"))
     m, call = tc.Message, tc.ToolCall
@@ -596,6 +598,8 @@ def test_standard_library_paths_media_types_and_git_prefixes_are_conventions() -
     assert terms("import encoding/json and net/http.Client") == set()
     assert terms('print("Content-Type: text/html") application/json') == set()
     assert terms("git push origin/main") == set()
+    # round 5: git's own config keys, which every git user writes (`git config user.email`)
+    assert terms("git config user.email test@test.com && git config user.name Test") == set()
     assert terms("git push origin/feat_123_x") == {"feat_123_x"}  # the branch, which a kept call may name
     msgs = _run(("Read", {"file_path": "cgi/show.py"}, 'print("Content-Type: text/html")\nimport encoding/json'),
                 ("Bash", {"command": "git status"}, "clean"),

@@ -88,8 +88,12 @@ _KNOWN_FILES = frozenset(
 which the agent reads before the log starts) and a project's usual manifests."""
 
 
-_CONVENTIONS = frozenset("main/master master/main origin/HEAD".split())
-"""Spellings every git user writes: the default branch either way."""
+_CONVENTIONS = frozenset(
+    "main/master master/main origin/HEAD user.name user.email user.signingkey core.editor core.autocrlf "
+    "core.hooksPath core.bare init.defaultBranch commit.gpgsign tag.gpgsign gpg.format push.default "
+    "push.autoSetupRemote pull.rebase merge.ff remote.origin.url remote.origin.fetch credential.helper".split())
+"""Spellings every git user writes: the default branch either way, git's own config keys
+(``git config user.email``)."""
 _PLACEHOLDER = re.compile(r"(?:test|tests|example|foo|bar|baz|sample|dummy|tmp|temp|my|file)[\w-]{0,6}"
                           r"\.(?:com|org|net|io|txt|json|log|csv|md|yaml|yml|go|py|js|ts|sh)")
 """A placeholder file or domain (``test.txt``, ``example.com``): what every test writes."""
@@ -106,12 +110,13 @@ def _conventional(run: str) -> bool:
 
 
 _WEAK = re.compile(r"[a-z]{2,}(?:[A-Z][a-z]+|[A-Z]{2,4})|[a-z]{1,4}(?:\.[A-Z][a-z]+(?:[A-Z][a-z]+)?)+"
-                   r"|[a-z]{1,7}(?:\.[A-Z][a-z]+)+|[a-z]{2,}_[a-z]{2,}|[A-Z][a-z]+[A-Z][a-z]+|[a-z]+/[a-z]+"
+                   r"|[a-z]{1,8}(?:\.[A-Z][a-z]+)+|[a-z]{2,}_[a-z]{2,}|[A-Z][a-z]+(?:[A-Z][a-z]+|[A-Z]{2,4})"
+                   r"|[a-z]+/[a-z]+"
                    r"|(?:utils?|helpers?|common|types|index|config|constants|errors|models?|handlers?)"
                    r"\.[a-z]{1,4}")
 """A term that says little on its own: a two-word name (``shadowBranch``, ``sessionID``,
-``created_at``, ``MergeBase``), a method on a short receiver (``sb.String``,
-``repo.Worktree``, ``current.Parent``), two words joined by a slash in prose
+``SessionID``, ``created_at``, ``MergeBase``), a method on a short receiver (``sb.String``,
+``repo.Worktree``, ``current.Parent``, ``worktree.Status``), two words joined by a slash in prose
 (``staging/committing``), a file every project has (``utils.go``): an agent writes such
 names by habit, or from an API it knows, not only from a result."""
 WEAK_ALONE = 3

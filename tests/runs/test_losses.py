@@ -137,11 +137,11 @@ def named_on_its_line(original: list[tc.Message], c: int, i: int, t: str) -> int
 
 def naive(result: tc.Result, original: list[tc.Message]) -> tuple[set[tuple[int, int, tuple[str, ...]]], set[int]]:
     """The definition as written: at every call, rebuild both contexts from scratch."""
-    from toolclear.runs.losses import files_written, known_names
+    from toolclear.runs.losses import known_names, written_by_agent
     from toolclear.runs.terms import weak
 
     tool_names = known_names(original)  # its tools, their options, the libraries its code imports
-    written = files_written(original)  # the files it wrote, from the message that first wrote each
+    written = written_by_agent(original)  # the files it wrote and the names in what it wrote, from the first
     changed_by: dict[int, int] = {}
     refs = set()
     for k, step in enumerate(result.steps):
@@ -840,3 +840,37 @@ def test_placeholders_and_the_files_it_wrote_by_name() -> None:
         {"file_path": "/u/cli/cmd/entire/cli/checkpoint/committed.go", "old_string": "a", "new_string": "b"})),))]
     assert {"committed.go", "checkpoint/committed.go", "u/cli/cmd/entire/cli/checkpoint/committed.go"} <= set(
         files_written(msgs))
+
+
+def test_a_name_the_agent_wrote_into_a_file_is_known_after_a_compaction() -> None:
+    """Real case (round 5): the agent read root.go, then wrote `buildinfo.Version` into
+    it and other files; after a compaction it names `buildinfo.Version` again, which its
+    own work (and a real summary of it) holds: not lost. A name only in what the edit
+    replaced (its old_string, copied from the read) is still lost with the read."""
+    from toolclear.runs.losses import written_by_agent
+
+    m, call = tc.Message, tc.ToolCall
+
+    def run(new: str) -> list[tc.Message]:
+        msgs = [m("user", "go"), m("assistant", "", tool_calls=(call("r", "Read", '{"file_path": "/cli/root.go"}'),)),
+                m("tool", "\t\tversioncheck.CheckAndNotify(cmd, buildinfo.Version)\n" + "x = 1\n" * 2000,
+                  tool_call_id="r"),
+                m("assistant", "", tool_calls=(call("e", "Edit", json.dumps(
+                    {"file_path": "/cli/root.go", "old_string": "buildinfo.Version)", "new_string": new})),)),
+                m("tool", "ok", tool_call_id="e")]
+        for k in range(12):
+            msgs += [m("assistant", "", tool_calls=(call(f"b{k}", "Bash", f'{{"command": "ls {k}"}}'),)),
+                     m("tool", f"file{k} " * 8000, tool_call_id=f"b{k}")]
+        return msgs + [m("assistant", "Now set buildinfo.Version from the ldflags")]
+
+    wrote = run("buildinfo.Version, buildinfo.Commit)")
+    assert written_by_agent(wrote)["buildinfo.Version"] == 3
+    r = tc.replay(wrote, tc.parse_policy("anthropic-compaction:trigger=50000"))
+    assert r.cache_breaks and not tc.losses(r).references
+    r = tc.replay(run("v)"), tc.parse_policy("anthropic-compaction:trigger=50000"))
+    assert [x.terms for x in tc.losses(r).references] == [("buildinfo.Version",)]
+    # a patch's added lines are what it writes; its removed lines are not
+    patch = tc.ToolCall("p", "apply_patch", json.dumps(
+        {"input": "*** Begin Patch\n*** Update File: a.go\n-old := cfg.OldName\n+use := cfg.NewName\n*** End Patch"}))
+    found = written_by_agent([m("assistant", "", tool_calls=(patch,))])
+    assert "cfg.NewName" in found and "cfg.OldName" not in found

@@ -191,6 +191,46 @@ def files_written(original: Sequence[Message]) -> dict[str, int]:
     return out
 
 
+_NEW_TEXT = ("new_string", "new_str", "content", "file_text", "new_source")
+"""Where a write call carries the text it writes (Claude Code's Edit, MultiEdit, Write and
+NotebookEdit, the str_replace_editor of SWE-agent and OpenHands)."""
+
+
+def _new_text(arguments: str) -> str:
+    """The text a write call puts in its file: its new strings, or a patch's added lines."""
+    try:
+        args = json.loads(arguments)
+    except (ValueError, RecursionError):
+        args = arguments
+    if isinstance(args, str):  # a patch (Codex's apply_patch): what it adds
+        return "\n".join(line[1:] for line in args.splitlines() if line.startswith("+") and not line.startswith("+++"))
+    if not isinstance(args, dict):
+        return ""
+    out = [v for k in _NEW_TEXT if isinstance(v := args.get(k), str)]
+    for e in args.get("edits") or ():
+        if isinstance(e, dict) and isinstance(e.get("new_string"), str):
+            out.append(e["new_string"])
+    for k in ("input", "patch"):
+        if isinstance(args.get(k), str):
+            out.append(_new_text(json.dumps(args[k])))
+    return "\n".join(out)
+
+
+def written_by_agent(original: Sequence[Message]) -> dict[str, int]:
+    """``files_written``, and the names the agent wrote in what its write calls put in a
+    file (``buildinfo.Version`` in the code it wrote), each with the first message that
+    wrote it: the agent knows what it wrote, and a compaction's summary reports it (the
+    rounds judged such names after a compaction as not lost)."""
+    out = files_written(original)
+    for i, m in enumerate(original):
+        for c in m.tool_calls:
+            if edits(c.name):
+                for t in terms(_new_text(c.arguments)):
+                    if out.get(t, i) >= i:
+                        out[t] = i
+    return out
+
+
 def _instructions(original: Sequence[Message]) -> frozenset[str]:
     """The terms of the agent's instructions file as a call read it (CLAUDE.md, AGENTS.md):
     the agent runs with that file in its system prompt, so what it says is not lost with
@@ -265,7 +305,7 @@ def _run_facts(original: Sequence[Message]) -> _RunFacts:
     # the agent's own: its tools' names, and terms it wrote before any other message held
     # them (a name it chose, an option of its tool): no result told it those
     own_names = known_names(original)
-    written = files_written(original)
+    written = written_by_agent(original)
     for i, m in enumerate(original):
         if m.role == "assistant":
             before = [(t, len(holders[t]), tuple((f, len(holders[f])) for f in bases.get(t, ()) if f in holders))

@@ -144,6 +144,14 @@ def naive(result: tc.Result, original: list[tc.Message]) -> tuple[set[tuple[int,
     written = written_by_agent(original)  # the files it wrote and the names in what it wrote, from the first
     changed_by: dict[int, int] = {}
     refs = set()
+    # a simulated compaction: a term the agent's own words held (its replies, a summary its
+    # log's compaction wrote) before the reply is carried by the summary
+    summarised = any(m.meta and "stands_for_tokens" in m.meta for m in result.messages)
+
+    def said(t: str, c: int) -> bool:
+        return any(t in pieces(message_text(original[i])) and (original[i].role == "assistant" or (
+            original[i].meta or {}).get("compaction")) for i in range(c))
+
     for k, step in enumerate(result.steps):
         for i in step.cleared_indices:
             changed_by.setdefault(i, k)
@@ -158,6 +166,7 @@ def naive(result: tc.Result, original: list[tc.Message]) -> tuple[set[tuple[int,
                 and not any(f in reduced for f in other_forms(t))  # in sight in another form: not lost
                 and t not in tool_names and t.split(".")[0] not in tool_names  # known without a result
                 and written.get(t, c) >= c  # not a file it wrote before
+                and not (summarised and said(t, c))
                 # the agent's own: it wrote the term before any other message held it
                 and original[next(i for i in range(c) if t in pieces(message_text(original[i])))].role != "assistant"}
         charged: dict[int, list[str]] = {}
@@ -845,8 +854,8 @@ def test_placeholders_and_the_files_it_wrote_by_name() -> None:
 def test_a_name_the_agent_wrote_into_a_file_is_known_after_a_compaction() -> None:
     """Real case (round 5): the agent read root.go, then wrote `buildinfo.Version` into
     it and other files; after a compaction it names `buildinfo.Version` again, which its
-    own work (and a real summary of it) holds: not lost. A name only in what the edit
-    replaced (its old_string, copied from the read) is still lost with the read."""
+    own work (and a real summary of it) holds: not lost. Without the write, the read's
+    name is lost with the read."""
     from toolclear.runs.losses import written_by_agent
 
     m, call = tc.Message, tc.ToolCall
@@ -856,7 +865,7 @@ def test_a_name_the_agent_wrote_into_a_file_is_known_after_a_compaction() -> Non
                 m("tool", "\t\tversioncheck.CheckAndNotify(cmd, buildinfo.Version)\n" + "x = 1\n" * 2000,
                   tool_call_id="r"),
                 m("assistant", "", tool_calls=(call("e", "Edit", json.dumps(
-                    {"file_path": "/cli/root.go", "old_string": "buildinfo.Version)", "new_string": new})),)),
+                    {"file_path": "/cli/root.go", "old_string": "CheckAndNotify(cmd", "new_string": new})),)),
                 m("tool", "ok", tool_call_id="e")]
         for k in range(12):
             msgs += [m("assistant", "", tool_calls=(call(f"b{k}", "Bash", f'{{"command": "ls {k}"}}'),)),
@@ -874,3 +883,25 @@ def test_a_name_the_agent_wrote_into_a_file_is_known_after_a_compaction() -> Non
         {"input": "*** Begin Patch\n*** Update File: a.go\n-old := cfg.OldName\n+use := cfg.NewName\n*** End Patch"}))
     found = written_by_agent([m("assistant", "", tool_calls=(patch,))])
     assert "cfg.NewName" in found and "cfg.OldName" not in found
+
+
+def test_what_the_agent_said_before_a_simulated_compaction_is_carried_by_its_summary() -> None:
+    """Real cases (round 6): after a simulated compaction the agent works through the
+    plan it wrote before it (`TurnCheckpointIDs` on session reset, `claude.go:435`) or
+    names what the log's own compaction summary said (`commitWithMetadata`): a summary
+    carries what the agent said. A name only a tool result held is still lost, and the
+    run as recorded (no simulated summary) keeps judging by the log's own summaries."""
+    m, call = tc.Message, tc.ToolCall
+    msgs = [m("user", "review the PR"), m("assistant", "", tool_calls=(call("r", "Read", '{"file_path": "/s.go"}'),)),
+            m("tool", "state.TurnCheckpointIDs = nil\nfunc resetHelperAlpha() {}\n" + "x = 1\n" * 3000, tool_call_id="r"),
+            m("assistant", "Issues: 1. TurnCheckpointIDs on session reset must be cleared")]
+    for k in range(12):
+        msgs += [m("assistant", "", tool_calls=(call(f"b{k}", "Bash", f'{{"command": "ls {k}"}}'),)),
+                 m("tool", f"file{k} " * 8000, tool_call_id=f"b{k}")]
+    msgs += [m("assistant", "Now test that TurnCheckpointIDs is cleared, and look at resetHelperAlpha")]
+    r = tc.replay(msgs, tc.parse_policy("anthropic-compaction:trigger=50000"))
+    assert any(x.meta and "stands_for_tokens" in x.meta for x in r.messages)
+    assert [x.terms for x in tc.losses(r).references] == [("resetHelperAlpha",)]
+    # without a simulated summary (a clearing policy), the same words are judged as before
+    cleared = tc.replay(msgs, tc.parse_policy("eino:threshold=1,keep_recent_tokens=1"))
+    assert not any(x.meta and "stands_for_tokens" in x.meta for x in cleared.messages)

@@ -153,6 +153,17 @@ class _RunFacts:
     """Result index -> the file its call named (``result_paths``): found when first asked."""
     lines_at: tuple[int, list[str]] | None = None
     """The lines of the reply last looked at by name (``_charged_by_name``)."""
+    said: dict[str, int] = field(default_factory=dict)
+    """Term -> the first message in the agent's own words that holds it (``said_at``)."""
+
+    def said_at(self, term: str, original: Sequence[Message]) -> int:
+        """The first holder of ``term`` that is the agent's own words: a reply of its own,
+        or a summary its log's compaction wrote; -1 when none."""
+        got = self.said.get(term)
+        if got is None:
+            got = self.said[term] = next((h for h in self.holders[term] if original[h].role == "assistant"
+                                          or (original[h].meta or {}).get("compaction")), -1)
+        return got
 
     def result_paths(self, original: Sequence[Message]) -> dict[int, str]:
         if self.paths is None:
@@ -391,7 +402,7 @@ Candidate = tuple[str, int, tuple[tuple[str, int], ...]]
 
 def _lost_at(candidates: Iterable[Candidate], entered: bytearray, low: int, ok: dict[str, int],
              forms: dict[str, int], holders: dict[str, list[int]], k: int, original: Sequence[Message],
-             facts: _RunFacts) -> dict[int, list[str]]:
+             facts: _RunFacts, summarised: bool = False) -> dict[int, list[str]]:
     """At one reply: changed message -> the reply's terms that only its original held. A
     term ``u`` earlier messages held is lost when all ``u`` are changed (``entered``) and
     no changed form holds it; it is charged to the one of them the reply drew from
@@ -423,6 +434,8 @@ def _lost_at(candidates: Iterable[Candidate], entered: bytearray, low: int, ok: 
             continue  # in another form (explain.go for explain_test.go, src/x.py for repo/src/x.py)
         if term in forms:
             continue
+        if summarised and 0 <= facts.said_at(term, original) < k:
+            continue  # the agent's own words held it: a simulated summary carries what the agent said
         held_by = holders[term]
         if u == 1:
             got = held_by[0]
@@ -673,6 +686,9 @@ def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
     seen = _Entered(final, facts)
     entered, forms = seen.entered, seen.forms
     low = 0
+    # a simulated compaction (a stand-in summary): what the agent said before it is carried
+    # by the summary a real compaction would write, as the recorded ones do
+    summarised = any(m.meta and "stands_for_tokens" in m.meta for m in final)
     ok: dict[str, int] = {}
     refs: list[LostReference] = []
     needed: set[int] = set()
@@ -687,7 +703,7 @@ def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
         if not terms or not seen.changed:
             continue
         low = _first_unchanged(entered, low)
-        lost = _lost_at(terms, entered, low, ok, forms, holders, k, original, facts)
+        lost = _lost_at(terms, entered, low, ok, forms, holders, k, original, facts, summarised)
         if lost:
             for i in sorted(lost):
                 refs.append(LostReference(k, i, tuple(lost[i]), original[i].role))

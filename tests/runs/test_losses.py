@@ -181,9 +181,12 @@ def naive(result: tc.Result, original: list[tc.Message]) -> tuple[set[tuple[int,
                 # nothing copied, but the reply's line using it names a holder's file: that one
                 # (the longest tail of its path named, the latest on a tie)
                 best = max(named, key=lambda i: (named[i], i))
-            else:  # nothing copied: the holder that holds the term most often, the latest on a tie
-                best = max(held, key=lambda i: (original[i].content.count(t) + sum(
-                    x.arguments.count(t) for x in original[i].tool_calls), i))
+            else:  # nothing copied: the holder that holds most of the reply's terms, then the
+                # term most often, the latest on a tie
+                mine = terms(message_text(original[c]))
+                best = max(held, key=lambda i: (len(mine & terms(message_text(original[i]))),
+                                                original[i].content.count(t) + sum(
+                                                    x.arguments.count(t) for x in original[i].tool_calls), i))
             charged.setdefault(best, []).append(t)
         for i, mine in charged.items():
             copied = set(lines(message_text(original[c]))) & set(lines(message_text(original[i])))
@@ -759,6 +762,22 @@ def test_a_prose_reply_is_charged_to_the_holder_whose_file_its_line_names() -> N
     msgs[-1] = tc.Message("assistant", "Phase state machine (ACTIVE, ACTIVE_COMMITTED, IDLE) matches `myphase.go`")
     lost = tc.losses(tc.replay(msgs, tc.parse_policy(CLEAR_ALL)))
     assert [(x.message_index, x.terms) for x in lost.references] == [(2, ("ACTIVE_COMMITTED",))]
+
+
+def test_a_prose_reply_is_charged_to_the_holder_that_holds_more_of_its_terms() -> None:
+    """Real case (round 6): "Looking at the test, it uses `SessionFilePath(checkpointID,
+    paths.TranscriptFileName)`": the constant is also in a strategy file that names it
+    more often, but only the test also holds SessionFilePath and checkpointID."""
+    test = ("transcriptPath := SessionFilePath(checkpointID, paths.TranscriptFileName)\n"
+            "provisionalContent, found := env.ReadFileFromBranch(paths.MetadataBranchName, transcriptPath)\n")
+    strategy = ("if file, fileErr := tree.File(metadataDir + \"/\" + paths.TranscriptFileName); fileErr == nil {\n"
+                "\tlog(paths.TranscriptFileName)\n")
+    reply = "Looking at the test, it uses `SessionFilePath(checkpointID, paths.TranscriptFileName)` to get the path"
+    msgs = _reads_then_reply([("/cli/integration_test/deferred_test.go", test),
+                              ("/cli/strategy/manual_commit_condensation.go", strategy)], reply)
+    lost = tc.losses(tc.replay(msgs, tc.parse_policy(CLEAR_ALL)))
+    assert [(x.message_index, x.terms) for x in lost.references] == [
+        (2, ("SessionFilePath", "checkpointID", "paths.TranscriptFileName"))]
 
 
 def test_a_name_in_sight_by_another_naming_rule_is_not_lost() -> None:

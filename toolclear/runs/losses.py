@@ -151,8 +151,9 @@ class _RunFacts:
     """A reply's term -> its other forms in sight (``other_forms``)."""
     paths: dict[int, str] | None = None
     """Result index -> the file its call named (``result_paths``): found when first asked."""
-    lines_at: tuple[int, list[str]] | None = None
-    """The lines of the reply last looked at by name (``_charged_by_name``)."""
+    lines_at: tuple[int, list[str], dict[int, int]] | None = None
+    """The reply last looked at by name (``_charged_by_name``): its index, its lines, and
+    per holder how many of its terms the holder holds."""
     said: dict[str, int] = field(default_factory=dict)
     """Term -> the first message in the agent's own words that holds it (``said_at``)."""
 
@@ -570,12 +571,21 @@ def _drawn_from(reply: Message, candidates: list[int], original: Sequence[Messag
 
 def _charged_by_name(k: int, term: str, latest: list[int], original: Sequence[Message], facts: _RunFacts) -> int:
     """The reply at ``k`` copied no line of any holder of ``term``: the holder whose file
-    the reply's line names, else the one that holds the term most often."""
+    the reply's line names, else the one that holds most of the reply's other terms (a
+    summary that quotes `SessionFilePath(checkpointID, paths.TranscriptFileName)` drew
+    from the test that calls it, not from another file that names the constant), else the
+    one that holds the term most often, else the latest."""
     at = facts.lines_at  # read once: another thread's replay may set it meanwhile
     if at is None or at[0] != k:
-        at = facts.lines_at = (k, message_text(original[k]).splitlines())
+        at = facts.lines_at = (k, message_text(original[k]).splitlines(), {})
     got = _named_beside(at[1], term, latest, facts.result_paths(original))
-    return got if got >= 0 else max(latest, key=lambda i: (_occurrences(original[i], term), i))
+    if got >= 0:
+        return got
+    shared, mine = at[2], message_terms(original[k])
+    for i in latest:
+        if i not in shared:
+            shared[i] = len(mine & message_terms(original[i]))
+    return max(latest, key=lambda i: (shared[i], _occurrences(original[i], term), i))
 
 
 def _named_beside(reply_lines: list[str], term: str, holders: list[int], paths: dict[int, str]) -> int:

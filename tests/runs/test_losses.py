@@ -120,6 +120,12 @@ def test_message_text_takes_tool_call_argument_values_not_keys() -> None:
 # ------------------------------------------------------------------ the naive reference
 
 
+def read_path(original: list[tc.Message], i: int) -> str:
+    """The file the call whose result message ``i`` is named ("" for none)."""
+    call = next((x for m in original[:i] for x in m.tool_calls if x.id and x.id == original[i].tool_call_id), None)
+    return path_of(call.arguments) if call is not None and original[i].role == "tool" else ""
+
+
 def named_on_its_line(original: list[tc.Message], c: int, i: int, t: str) -> int:
     """How long a tail of the file message ``i``'s call read the reply at ``c`` names, as
     a whole name, on a line that holds ``t`` (0: none; a name needs an extension)."""
@@ -175,7 +181,12 @@ def naive(result: tc.Result, original: list[tc.Message]) -> tuple[set[tuple[int,
             held = [i for i in range(c) if t in pieces(message_text(original[i]))][-4:]  # the latest 4
             span = {i: longest_run(reply, set(lines(message_text(original[i])))) if len(reply) >= 3 else 0
                     for i in held}
-            if max(span.values()) > 0:
+            edited = {changes(x) for x in original[c].tool_calls} - {None, ""}
+            own = [i for i in held if len(reply) >= 3 and read_path(original, i) in edited
+                   and set(reply) & set(lines(message_text(original[i])))]
+            if own:  # an edit copies the file it edits: the read of that file, when they share a line
+                best = own[-1]
+            elif max(span.values()) > 0:
                 best = max(reversed(held), key=lambda i: span[i])
             elif named := {i: n for i in held if (n := named_on_its_line(original, c, i, t))}:
                 # nothing copied, but the reply's line using it names a holder's file: that one
@@ -924,3 +935,24 @@ def test_what_the_agent_said_before_a_simulated_compaction_is_carried_by_its_sum
     # without a simulated summary (a clearing policy), the same words are judged as before
     cleared = tc.replay(msgs, tc.parse_policy("eino:threshold=1,keep_recent_tokens=1"))
     assert not any(x.meta and "stands_for_tokens" in x.meta for x in cleared.messages)
+
+
+def test_an_edit_is_charged_to_the_read_of_the_file_it_edits() -> None:
+    """Real case (round 7): an Edit of state.go copies its import block; rewind.go's,
+    read later, shares those import lines: the read of state.go is charged. And the
+    project's settings file (`settings.json`) is named by convention, not lost."""
+    imports = ('\t"github.com/entireio/cli/cmd/entire/cli/jsonutil"\n\t"github.com/entireio/cli/cmd/entire/cli/paths"\n'
+               '\t"github.com/entireio/cli/cmd/entire/cli/strategy"\n')
+    m, call = tc.Message, tc.ToolCall
+    msgs = [m("user", "go")]
+    for n, path in enumerate(["/cli/state.go", "/cli/rewind.go"]):
+        msgs += [m("assistant", "", tool_calls=(call(f"r{n}", "Read", json.dumps({"file_path": path})),)),
+                 m("tool", "package cli\n\nimport (\n" + imports + ")\n" + f"// {path} body\n" * 3, tool_call_id=f"r{n}")]
+    for k in range(3):
+        msgs += [m("assistant", "", tool_calls=(call(f"b{k}", "Bash", f'{{"command": "ls {k}"}}'),)),
+                 m("tool", "none " * 30, tool_call_id=f"b{k}")]
+    edit = {"file_path": "/cli/state.go", "old_string": imports, "new_string": imports + '\t"os"\n'}
+    msgs.append(m("assistant", "", tool_calls=(call("e", "Edit", json.dumps(edit)),)))
+    lost = tc.losses(tc.replay(msgs, tc.parse_policy(CLEAR_ALL)))
+    assert {x.message_index for x in lost.references} == {2}
+    assert terms("I know .entire/ holds settings.json and .claude/settings.local.json") == set()

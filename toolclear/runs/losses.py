@@ -447,7 +447,7 @@ def _lost_at(candidates: Iterable[Candidate], entered: bytearray, low: int, ok: 
             key = (k, *latest)
             got = drawn.get(key, -2)
             if got == -2:
-                got = drawn[key] = _drawn_from(original[k], latest, original, spans)
+                got = drawn[key] = _drawn_from(original[k], latest, original, spans, facts.result_paths(original))
             if got < 0:
                 got = _charged_by_name(k, term, latest, original, facts)
         charged = lost.get(got)
@@ -537,8 +537,9 @@ hundreds of dropped messages)."""
 
 
 def _drawn_from(reply: Message, candidates: list[int], original: Sequence[Message],
-                seen: dict[int, list[int]]) -> int:
-    """Of several messages holding a term a reply used, the one it drew from: the longest
+                seen: dict[int, list[int]], paths: dict[int, str] | None = None) -> int:
+    """Of several messages holding a term a reply used, the one it drew from: the read of
+    the file the reply edits, when it shares a line with it; else the longest
     shared span of lines (an Edit's old_string copies the file it read, not the diff that
     quoted a hunk of it), the latest on a tie (an older read was superseded); -1 when the
     reply copies no line of any (prose, a short call): then the caller charges the holder
@@ -548,6 +549,11 @@ def _drawn_from(reply: Message, candidates: list[int], original: Sequence[Messag
     ordered, line_set = _lines_of(reply)
     if len(ordered) < MIN_SPAN:
         return -1
+    edited = {p for c in reply.tool_calls if edits(c.name) and (p := path_of(c.arguments))}
+    if edited and paths:  # an edit copies the file it edits: its read wins when it shares a line
+        own = [i for i in candidates if paths.get(i, "") in edited and not line_set.isdisjoint(_line_set(original[i]))]
+        if own:
+            return own[-1]
     best, best_span = candidates[-1], 0
     shared = []
     for i in candidates[-HOLDERS_COMPARED:]:

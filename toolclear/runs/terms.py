@@ -83,7 +83,8 @@ INSTRUCTION_FILES = frozenset("CLAUDE.md CLAUDE.local.md AGENTS.md GEMINI.md .cu
 _KNOWN_FILES = frozenset(
     "CLAUDE.md CLAUDE.local.md AGENTS.md GEMINI.md README.md CHANGELOG.md CONTRIBUTING.md .cursorrules "
     "copilot-instructions.md package.json pyproject.toml requirements.txt tsconfig.json Cargo.toml setup.py "
-    "docker-compose.yml .gitignore .golangci.yml .golangci.yaml mise.toml Makefile.toml".split())
+    "docker-compose.yml .gitignore .golangci.yml .golangci.yaml mise.toml Makefile.toml settings.json "
+    "settings.local.json".split())
 """Files an agent knows by convention: its own instructions file (CLAUDE.md, AGENTS.md,
 which the agent reads before the log starts) and a project's usual manifests."""
 

@@ -143,7 +143,7 @@ def named_on_its_line(original: list[tc.Message], c: int, i: int, t: str) -> int
 
 def naive(result: tc.Result, original: list[tc.Message]) -> tuple[set[tuple[int, int, tuple[str, ...]]], set[int]]:
     """The definition as written: at every call, rebuild both contexts from scratch."""
-    from toolclear.runs.losses import known_names, written_by_agent
+    from toolclear.runs.known import known_names, written_by_agent
     from toolclear.runs.terms import weak
 
     tool_names = known_names(original)  # its tools, their options, the libraries its code imports
@@ -673,7 +673,7 @@ def test_tool_options_libraries_and_placeholders_are_known_to_the_agent() -> Non
     """Real cases: `in_progress`, the status the agent itself gives its todos (a file it
     read also held it); `plumbing.NewBranchReferenceName`, go-git's API; `test.txt` and
     `test.com`, what every test writes."""
-    from toolclear.runs.losses import known_names
+    from toolclear.runs.known import known_names
     from toolclear.runs.terms import library_names, terms
 
     m, call = tc.Message, tc.ToolCall
@@ -873,7 +873,7 @@ def test_placeholders_and_the_files_it_wrote_by_name() -> None:
     """Real cases: `file.txt` in test data; `committed.go`, a file the agent edited, named
     bare in its summary after a compaction."""
     assert tc.runs.terms.terms('CalculateAttribution(nil, nil, []string{"file.txt"})') == {"CalculateAttribution"}
-    from toolclear.runs.losses import files_written
+    from toolclear.runs.known import files_written
 
     msgs = [tc.Message("assistant", "", tool_calls=(tc.ToolCall("e", "Edit", json.dumps(
         {"file_path": "/u/cli/cmd/entire/cli/checkpoint/committed.go", "old_string": "a", "new_string": "b"})),))]
@@ -886,7 +886,7 @@ def test_a_name_the_agent_wrote_into_a_file_is_known_after_a_compaction() -> Non
     it and other files; after a compaction it names `buildinfo.Version` again, which its
     own work (and a real summary of it) holds: not lost. Without the write, the read's
     name is lost with the read."""
-    from toolclear.runs.losses import written_by_agent
+    from toolclear.runs.known import written_by_agent
 
     m, call = tc.Message, tc.ToolCall
 

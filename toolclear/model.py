@@ -269,9 +269,9 @@ results): kept in place, empty, so indices line up with the history; 0 tokens.""
 class Message:
     """One message as the policy sees it.
 
-    ``_raw`` keeps the dict it came from, not a copy (for lossless ``to_dict``); ``_memo`` caches what
-    is computed from the message alone (its token count per counter, its cleared copy),
-    which is safe because a message never changes.
+    ``_raw`` keeps the dict it came from, not a copy (for lossless ``to_dict``); ``_memo``
+    and the slots after it cache what is computed from the message alone (its token
+    counts, its cleared copy, its terms), which is safe because a message never changes.
     """
 
     role: str

@@ -383,12 +383,14 @@ class Message:
             _raw=d if type(d) is dict else dict(d),  # the reader's own dict, never changed: not copied
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        """eino's message JSON; unknown fields of the source dict come back unchanged."""
+    def to_dict(self, *, shared: bool = False) -> dict[str, Any]:
+        """eino's message JSON; unknown fields of the source dict come back unchanged. A
+        copy the caller may change; with ``shared``, nested source values are shared
+        (``ToolCall.to_dict``)."""
         if self._raw is None:
             out: dict[str, Any] = {"role": self.role, "content": self.content}
             if self.tool_calls:
-                out["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+                out["tool_calls"] = [c.to_dict(shared=shared) for c in self.tool_calls]
             if self.tool_call_id:
                 out["tool_call_id"] = self.tool_call_id
             if self.tool_name:
@@ -397,12 +399,13 @@ class Message:
                 out["name"] = self.name
             return out
         base = Message.from_dict(self._raw)
-        out = copy.deepcopy(dict(self._raw))  # the caller may change it; the source never does
+        # the caller may change it; the source never does
+        out = dict(self._raw) if shared else copy.deepcopy(dict(self._raw))
         for key in ("role", "content", "tool_call_id", "tool_name", "name"):
             if getattr(self, key) != getattr(base, key):
                 out[key] = getattr(self, key)
         if self.tool_calls != base.tool_calls:
-            out["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+            out["tool_calls"] = [c.to_dict(shared=shared) for c in self.tool_calls]
         return out
 
 

@@ -397,24 +397,14 @@ def replace_result(m: Message, placeholder: str) -> tuple[Message, str]:
     return (m.with_content(placeholder) if m.content != placeholder else m), m.content
 
 
-def _source_dict(m: Message) -> dict[str, Any]:
-    """``m.to_dict()`` without its deep copies: a call's source dict's values are shared
-    (source dicts never change; ``to_dict`` copies them on the way out). The deep copies
-    were the largest part of a reduction replay's memory."""
-    out = m.to_dict() if not m.tool_calls else None
-    if out is not None:
-        return out
-    calls = [c.to_dict(shared=True) for c in m.tool_calls]
-    out = Message(m.role, m.content, tool_call_id=m.tool_call_id, tool_name=m.tool_name, name=m.name).to_dict()
-    return {"role": out.pop("role"), "content": out.pop("content"), "tool_calls": calls, **out}
-
-
 def _flagged(m: Message) -> Message:
     """The message with eino's processed flag in its ``extra`` (other keys kept). Only
     the source dict changes, so the copy is made directly (a replay flags every round)."""
     if _raw(m, "extra") is not None and is_flagged(m):
         return m
-    raw = dict(m._raw) if m._raw is not None else _source_dict(m)
+    # only read (to_dict copies again on the way out): the calls' source values shared,
+    # not deep-copied for every flagged message of every round
+    raw = dict(m._raw) if m._raw is not None else m.to_dict(shared=True)
     extra = raw.get("extra")
     raw["extra"] = {**(extra if isinstance(extra, Mapping) else {}), PROCESSED_FLAG: True}
     new = m.with_content(m.content)

@@ -180,9 +180,12 @@ def str_or_none(value: Any) -> str | None:
 
 def where(doc: Document, path: Path) -> str:
     """'line 12: $.message.content[0]' for JSON Lines, '$.messages[3]' otherwise."""
-    if doc.kind == "jsonl" and path:
-        return f"line {path[0] + 1}: {render_path(path[1:])}"
-    return render_path(path)
+    return _located(doc.kind == "jsonl" and bool(path), path)
+
+
+def _located(in_line: bool, path: Path) -> str:
+    """``path`` as text, its first step a JSON Lines line index when ``in_line``."""
+    return f"line {path[0] + 1}: {render_path(path[1:])}" if in_line else render_path(path)
 
 
 def compact_json(value: Any) -> str:
@@ -438,9 +441,7 @@ class Origins(Sequence[str]):
         line, rest = self._lines[i], self._rests[i]
         if line == -1:
             return ""
-        if line == -2:
-            return render_path(rest)
-        return f"line {line + 1}: {render_path(rest)}"
+        return _located(line >= 0, (line, *rest) if line >= 0 else rest)
 
     def line(self, i: int) -> int | None:
         """The 0-based line of message ``i``'s record in a JSON Lines file, if any."""

@@ -405,11 +405,9 @@ def _with_compaction_meta(t: Transcript, marks: tuple[tuple[int, str], ...],
 def _compaction_marks(t: Transcript, boundaries: list[int]) -> tuple[tuple[int, str], ...]:
     """Each compaction as the index of the first message after its boundary line."""
     origins = t.origins
-    if isinstance(origins, Origins):
-        lines = [-1 if (k := origins.line(i)) is None else k for i in range(len(origins))]
-    else:  # origins given as text
-        heads = [origin.split(":", 1)[0] for origin in origins]
-        lines = [int(h[5:]) - 1 if h.startswith("line ") and h[5:].isdigit() else -1 for h in heads]
+    if not isinstance(origins, Origins):  # this reader's Builder always makes them
+        return ()
+    lines = [-1 if (k := origins.line(i)) is None else k for i in range(len(origins))]
     marks = []
     for n, b in enumerate(boundaries, start=1):
         k = bisect_left(lines, b + 1)

@@ -253,10 +253,14 @@ def forget_copies(messages: Sequence[Message]) -> None:
     setattr_ = object.__setattr__
     for m in messages:
         memo = m._memo
-        if memo and any(k in _COPIES or (k.__class__ is tuple and k[0] is Slot.MASK) for k in memo):
+        if memo and any(map(_is_copy, memo)):
             # a new dict: a dict emptied in place keeps its table's size
-            setattr_(m, "_memo", {k: v for k, v in memo.items()
-                                  if not (k in _COPIES or (k.__class__ is tuple and k[0] is Slot.MASK))})
+            setattr_(m, "_memo", {k: v for k, v in memo.items() if not _is_copy(k)})
+
+
+def _is_copy(key: Any) -> bool:
+    """A memo key holding what one policy made of the message: a copy, or a mask."""
+    return key in _COPIES or (key.__class__ is tuple and key[0] is Slot.MASK)
 
 
 OMITTED = "omitted"

@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 
 from ..model import Message
-from .refetch import edits, path_of
+from .refetch import edits, path_of, result_paths
 from .terms import INSTRUCTION_FILES, library_names, message_terms, terms
 
 __all__ = ["files_written", "known_names", "written_by_agent"]
@@ -87,15 +87,10 @@ def _instructions(original: Sequence[Message]) -> frozenset[str]:
     """The terms of the agent's instructions file as a call read it (CLAUDE.md, AGENTS.md):
     the agent runs with that file in its system prompt, so what it says is not lost with
     the result that read it again."""
-    calls = {c.id: c for m in original for c in m.tool_calls if c.id}
     out: set[str] = set()
-    for m in original:
-        call = calls.get(m.tool_call_id) if m.role == "tool" and m.tool_call_id else None
-        if call is None:
-            continue
-        path = path_of(call.arguments)
+    for i, path in result_paths(original).items():
         if path.rsplit("/", 1)[-1] in INSTRUCTION_FILES:
-            out.update(message_terms(m))
+            out.update(message_terms(original[i]))
     return frozenset(out)
 
 

@@ -26,7 +26,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..model import OMITTED, Message, Slot
 from .known import known_names, written_by_agent
-from .refetch import REFETCHED, edits, path_of, refetched
+from .refetch import REFETCHED, edits, path_of, refetched, result_paths
 from .terms import (
     SUPPORT_LINE,
     WEAK_ALONE,
@@ -166,10 +166,7 @@ class _RunFacts:
 
     def result_paths(self, original: Sequence[Message]) -> dict[int, str]:
         if self.paths is None:
-            calls = {c.id: c for m in original for c in m.tool_calls if c.id}
-            self.paths = {i: p for i, m in enumerate(original)
-                          if m.role == "tool" and (c := calls.get(m.tool_call_id)) is not None
-                          and (p := path_of(c.arguments))}
+            self.paths = result_paths(original)
         return self.paths
 
 
@@ -431,9 +428,8 @@ def _drawn_from(reply: Message, candidates: list[int], original: Sequence[Messag
     the file the reply edits, when it shares a line with it; else the longest
     shared span of lines (an Edit's old_string copies the file it read, not the diff that
     quoted a hunk of it), the latest on a tie (an older read was superseded); -1 when the
-    reply copies no line of any (prose, a short call): then the caller charges the holder
-    that holds the term most often (the file that defines and uses a function, not a log
-    line that names it once). ``seen`` keeps, per holder, [lines shared, span (-1: not
+    reply copies no line of any (prose, a short call): then the term decides
+    (``_charged_by_name``). ``seen`` keeps, per holder, [lines shared, span (-1: not
     measured)] for this reply."""
     ordered, line_set = _lines_of(reply)
     if len(ordered) < MIN_SPAN:

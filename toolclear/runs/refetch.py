@@ -34,6 +34,14 @@ def path_of(arguments: str) -> str:
     return path_in(args)
 
 
+def result_paths(original: Sequence[Message]) -> dict[int, str]:
+    """Result index -> the file its call named (``path_of``), for every result whose call
+    named one."""
+    calls = {c.id: c for m in original for c in m.tool_calls if c.id}
+    return {i: p for i, m in enumerate(original)
+            if m.role == "tool" and (c := calls.get(m.tool_call_id)) is not None and (p := path_of(c.arguments))}
+
+
 def path_in(args: Any) -> str:
     """The file a call's parsed arguments name (``file_path``, ``path``, ...), or ""."""
     if isinstance(args, dict):

@@ -129,10 +129,7 @@ def read_path(original: list[tc.Message], i: int) -> str:
 def named_on_its_line(original: list[tc.Message], c: int, i: int, t: str) -> int:
     """How long a tail of the file message ``i``'s call read the reply at ``c`` names, as
     a whole name, on a line that holds ``t`` (0: none; a name needs an extension)."""
-    from toolclear.runs.refetch import path_of
-
-    call = next((x for m in original[:i] for x in m.tool_calls if x.id and x.id == original[i].tool_call_id), None)
-    path = path_of(call.arguments) if call is not None and original[i].role == "tool" else ""
+    path = read_path(original, i)
     if "." not in path.rsplit("/", 1)[-1]:
         return 0
     parts = path.split("/")

@@ -98,5 +98,5 @@ def wait_for_app_idle(page, timeout: int = 60_000) -> None:
 def app_page(page, streamlit_url):
     page.goto(streamlit_url)
     wait_for_app_idle(page)
-    page.get_by_test_id("stPlotlyChart").first.wait_for(timeout=60_000)
+    page.get_by_test_id("stImage").first.wait_for(timeout=60_000)  # the token-usage chart (an SVG)
     return page

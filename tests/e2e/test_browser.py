@@ -59,6 +59,11 @@ def test_upload_tune_and_export(app_page, tmp_path) -> None:
     expect(page.get_by_test_id("stMetric").filter(has_text="Changed at some call").get_by_test_id("stMetricValue")
            ).to_have_text(f"{len(at_defaults.cleared_indices):,}")
     assert _metric(page, "History after") == f"{at_defaults.tokens_after:,}"
+    # the chart is an SVG first; zoomable on request, drawn by plotly with a bar per message
+    page.get_by_test_id("stImage").first.wait_for()
+    page.get_by_test_id("stCheckbox").filter(has_text="Zoomable chart").locator("label").click()
+    page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot').first.wait_for()
+    wait_for_app_idle(page)
     before = _usage_traces(page)
     assert before.get("cleared") == len(at_defaults.cleared_indices)
 
@@ -151,9 +156,9 @@ def test_hostile_content_is_shown_as_text(app_page, tmp_path) -> None:
 def test_screenshot_of_the_sample(page, streamlit_url) -> None:
     page.goto(streamlit_url)
     wait_for_app_idle(page)
-    page.get_by_test_id("stPlotlyChart").first.wait_for()
+    page.get_by_test_id("stImage").first.wait_for()  # the token-usage chart, an SVG
     expect(page.get_by_test_id("stMetric").first).to_be_visible()
-    page.wait_for_timeout(800)  # let plotly finish its first draw
+    page.wait_for_timeout(300)
     h = page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollHeight")
     page.set_viewport_size({"width": 1400, "height": min(max(1000, h), 1400)})
     wait_for_app_idle(page)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import base64
 import json
+import subprocess
+import sys
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -89,11 +93,24 @@ def sample() -> tc.Transcript:
     return tc.load(FIRST_SAMPLE)
 
 
+def _length(xs: object) -> int:
+    """The points of a plotly array as it is sent: a list, or typed (base64 of its bytes)."""
+    if isinstance(xs, dict):
+        return len(base64.b64decode(xs["bdata"])) // np.dtype(xs["dtype"]).itemsize
+    return len(xs)  # type: ignore[arg-type]
+
+
 def test_opens_on_the_sample_with_the_policy_at_work(sample) -> None:
     at = start()
     result = tc.reduce_by_tokens(sample.messages)
     assert result.cleared_indices  # the first screen already shows clearing
-    assert len(at.get("plotly_chart")) == 1  # the token-usage chart; other tabs run when opened
+    # the token-usage chart is one SVG (no plotly.js to wait for); other tabs run when opened
+    assert not at.get("plotly_chart") and len(at.get("image")) == 1
+    at.toggle(key="usage_zoom").set_value(True).run()  # zoomable on request: the plotly figure, its bars per status
+    [fig] = at.get("plotly_chart")
+    shown = {d["name"]: _length(d["x"]) for d in json.loads(fig.proto.spec)["data"] if d.get("type") == "bar"}
+    assert shown.get("cleared") == len(result.cleared_indices) and sum(shown.values()) == len(sample.messages)
+    at.toggle(key="usage_zoom").set_value(False).run()
     expect_numbers(at, result, sample)
     assert not at.error
     # the verdict first: the sample names no model, so it is priced at the stated default
@@ -353,3 +370,17 @@ def test_claude_code_compactions_and_context_window_in_the_replay_view() -> None
     window.set_value(50_000).run()
     assert not at.exception
     assert any("over the 50,000-token window" in c.value for c in at.caption)
+
+
+def test_the_first_screen_waits_for_neither_pandas_nor_plotly_js() -> None:
+    """The first screen has no table and draws its chart as an SVG: pandas (about 0.45 s
+    to import) and plotly.js (about a second in Chromium) wait until a tab needs them."""
+    code = (
+        "import sys\nfrom streamlit.testing.v1 import AppTest\n"
+        f"at = AppTest.from_file({str(APP)!r}, default_timeout=60)\nat.run()\n"
+        "assert not at.exception and at.metric[0].label.startswith('Verdict: ')\n"
+        "print(','.join(m for m in ('pandas', 'pyarrow') if m in sys.modules), len(at.get('plotly_chart')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["0"]  # nothing heavy imported, no plotly chart

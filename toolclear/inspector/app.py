@@ -27,7 +27,7 @@ PAGES = (("one_run.py", "One run", "run",
 
 
 def main() -> None:
-    st.set_page_config(page_title="toolclear inspector", page_icon="✂", layout="wide")
+    st.set_page_config(page_title="toolclear inspector", page_icon=":material/content_cut:", layout="wide")
     keep_widget_state(tuple(DEFAULTS))
     pages = [st.Page(ROUTES / file, title=title, url_path=url, default=n == 0)
              for n, (file, title, url, _) in enumerate(PAGES)]

@@ -482,7 +482,7 @@ def usage_svg(result: Result, original: Sequence[Message], *, width: int = 1000,
             out.append(f'<text x="{px(value / k):.1f}" y="{top_pad + plot_h + 14}" text-anchor="middle" '
                        f'fill="#555">{value:,}</text>')
     out.append(f'<text x="12" y="{top_pad + plot_h / 2:.0f}" transform="rotate(-90 12 {top_pad + plot_h / 2:.0f})" '
-               f'text-anchor="middle" fill="#333">tokens per {k} messages</text>')
+               f'text-anchor="middle" fill="#333">tokens per {"message" if k == 1 else f"{k} messages"}</text>')
     out.append(f'<text x="{width - 8}" y="{top_pad + plot_h / 2:.0f}" transform="rotate(90 {width - 8} '
                f'{top_pad + plot_h / 2:.0f})" text-anchor="middle" fill="#333">tool-result tokens so far</text>')
     legend = [(STATUS_COLORS[c], c) for c in sums] + [("#444", "tool-result tokens so far"),
@@ -498,7 +498,7 @@ def usage_svg(result: Result, original: Sequence[Message], *, width: int = 1000,
         first, last = b * k, min(b * k + k - 1, n - 1)
         what = ", ".join(f"{int(c[b])} {cat}" for cat, c in counts.items() if c[b])
         out.append(f'<rect x="{px(b):.1f}" y="{top_pad}" width="{col_w:.2f}" height="{plot_h}" fill="transparent">'
-                   f'<title>#{first}–#{last}: {what}; tokens {int(totals[b]):,} → {int(after_sums[b]):,}</title></rect>')
+                   f'<title>{f"#{first}" if first == last else f"#{first}–#{last}"}: {what}; tokens {int(totals[b]):,} → {int(after_sums[b]):,}</title></rect>')
     out.append("</svg>")
     return "".join(out)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 import toolclear as tc
@@ -58,6 +57,8 @@ def render_metrics(summary: schema.SummaryDict, mode: schema.Mode) -> None:
 
 
 def render_table(t: tc.Transcript, result: tc.Result) -> None:
+    import pandas as pd  # only the Messages tab's tables need it (~0.45 s to import, off the first screen)
+
     df = pd.DataFrame(report.message_table(result, t), columns=list(report.ROW_FIELDS))
     df["input"] = report.call_inputs(t.messages)  # the file a Read read, the command a Bash ran
     df["tool_name"] = df["tool_name"].map(lambda n: report.visible(n) if isinstance(n, str) else n)
@@ -134,6 +135,8 @@ def _needed_later(result: tc.Result) -> dict[int, str]:
 
 
 def render_detail(t: tc.Transcript, result: tc.Result) -> None:
+    import pandas as pd
+
     n = len(t.messages)
     if n == 0:
         return

@@ -13,18 +13,23 @@ __all__ = ["render_usage"]
 
 
 def render_usage(view: Shown) -> None:
+    """The chart is one SVG by default: it holds only numbers and status names, a browser
+    draws it in milliseconds, and the first screen does not wait for plotly.js (about a
+    second in Chromium). A short run can be drawn zoomable with plotly on request."""
     result, t = view.result, view.t
-    if len(t.messages) > charts.MAX_COLUMNS:
-        # a long run: one SVG of columns (plotly would take ~100 ms per slider move to redraw);
-        # it holds only numbers and status names, nothing from the transcript
-        st.image(charts.usage_svg(result, t.messages, marks=t.marks), width="stretch")
-        per = -(-len(t.messages) // charts.SVG_COLUMNS)
-        st.caption(f"Each column sums {per:,} messages, stacked by what the policy did to them. The Messages "
-                   "tab lists every message and why it has its status.")
-    else:
+    short = len(t.messages) <= charts.MAX_COLUMNS
+    if short and st.toggle("Zoomable chart", key="usage_zoom",
+                           help="Draw the chart with plotly: zoom, pan, and the tool's name on hover."):
         st.plotly_chart(charts.usage_figure(result, t.messages, marks=t.marks), key="usage_chart",
                         config={"displaylogo": False})
         st.caption("One bar per message (its tokens before the policy), coloured by what the policy did.")
+    else:
+        st.image(charts.usage_svg(result, t.messages, marks=t.marks), width="stretch")
+        per = -(-len(t.messages) // charts.SVG_COLUMNS)
+        st.caption("One column per message (its tokens before the policy), stacked by what the policy did; "
+                   "hover a column for its message." if per == 1 else
+                   f"Each column sums {per:,} messages, stacked by what the policy did to them. The Messages "
+                   "tab lists every message and why it has its status.")
     for note in _notes(view):
         st.caption(note)
 

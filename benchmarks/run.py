@@ -30,6 +30,7 @@ import toolclear as tc  # noqa: E402
 from toolclear import Message, ToolCall  # noqa: E402
 from toolclear.inspector import charts  # noqa: E402
 from toolclear.runs import report, sweep  # noqa: E402
+from toolclear.runs.numbers import grid_values  # noqa: E402
 
 Row = tuple[str, str, str]
 
@@ -425,8 +426,11 @@ def app_10k(data: bytes) -> tuple[list[Row], float]:
     msgs = t.messages
     t_count = timed(lambda: tc.count_tokens(msgs, "eino"))[0]
     t_cl100k = timed(lambda: tc.count_tokens(msgs, "cl100k_base"))[0]
-    bounds = sweep.slider_bounds(msgs, tc.count_tokens(msgs), tc.DEFAULT_PLACEHOLDER)
-    thresholds, keeps = sweep.sweep_axes(bounds)
+    # the axes and the slider's range as the app sizes them (from the run's unit sizes)
+    sizes = sweep.unit_sizes(msgs)
+    thresholds = tuple(grid_values(max(sizes["tool_tokens"], 2), zero=True))
+    keeps = tuple(grid_values(max(sizes["tokens"], 2), zero=True))
+    keep_max = sizes["tokens"]
     sw = sweep.sweep(msgs, tc.ClearToolResultConfig(), thresholds, keeps)
     rng = random.Random(2)
 
@@ -446,7 +450,7 @@ def app_10k(data: bytes) -> tuple[list[Row], float]:
 
     core_t, fig_t = [], []
     for _ in range(9):
-        config = tc.ClearToolResultConfig(keep_recent_tokens=rng.randint(1000, bounds.keep_max))
+        config = tc.ClearToolResultConfig(keep_recent_tokens=rng.randint(1000, keep_max))
         t0 = time.perf_counter()
         r, rp = core(config)
         t1 = time.perf_counter()

@@ -224,6 +224,20 @@ def test_usage_svg_columns_tooltips_and_totals() -> None:
     assert "SECRET" not in svg  # nothing from the transcript, only numbers and status names
 
 
+def test_usage_svg_draws_every_policy_on_a_long_run() -> None:
+    """Past MAX_COLUMNS only the SVG is drawn: it must hold for policies with no tool-result
+    threshold or window (it once read eino's fields from every config)."""
+    from toolclear.policies import BUILT_IN
+
+    msgs = [tc.Message("tool" if i % 2 else ("user" if i % 4 == 0 else "assistant"), "word " * (i % 40),
+                       tool_name="t", tool_call_id=f"c{i}") for i in range(1500)]
+    for spec in BUILT_IN:
+        r = tc.apply(msgs, spec.config(), backend=tc.MemoryBackend())
+        svg = charts.usage_svg(r, msgs)
+        assert svg.startswith("<svg") and svg.endswith("</svg>"), spec.name
+        assert ("tool-result tokens so far" in svg) == spec.window, spec.name
+
+
 def test_replay_figure_and_heatmap(t) -> None:
     rp = tc.replay(t.messages)
     fig = charts.replay_figure(rp)

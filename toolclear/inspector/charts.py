@@ -407,9 +407,11 @@ def usage_svg(result: Result, original: Sequence[Message], *, width: int = 1000,
 
     n = len(result.messages)
     config = result.config
+    windowed = spec_for(config).window  # a tool-result trigger, its running total and a window to draw
     before = np.asarray(result.token_counts_original or result.token_counts, dtype=np.int64)
     after = np.asarray(result.token_counts_after, dtype=np.int64)
-    is_tool, counted = _static_arrays(original, config.placeholder)
+    is_tool, counted = _static_arrays(original, getattr(config, "placeholder", ""))
+    threshold = int(getattr(config, "tool_result_token_threshold", 0) or 0) if windowed else 0
     codes = np.fromiter((_STATUS_CODE[s] for s in result.statuses), dtype=np.int64, count=n)
     codes[(codes == _CODES["kept"]) & ~is_tool] = _CODES["other message"]
     k = max(1, -(-n // SVG_COLUMNS))
@@ -429,7 +431,7 @@ def usage_svg(result: Result, original: Sequence[Message], *, width: int = 1000,
     y_max = max(y_ticks[-1], 1)
     running = np.cumsum(np.where(counted, np.asarray(result.token_counts, dtype=np.int64), 0)) if n else np.zeros(0)
     ends = np.minimum((np.arange(nb) + 1) * k - 1, n - 1)
-    y2_ticks = _nice_ticks(float(max(running[-1] if n else 0, config.tool_result_token_threshold)))
+    y2_ticks = _nice_ticks(float(max(running[-1] if n else 0, threshold)))
     y2_max = max(y2_ticks[-1], 1)
 
     def px(col: float) -> float:
@@ -440,7 +442,7 @@ def usage_svg(result: Result, original: Sequence[Message], *, width: int = 1000,
 
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" '
            f'font-family="sans-serif" font-size="11" role="img" aria-label="token usage per message">']
-    start = protected_from(result)
+    start = protected_from(result) if windowed else None
     if start is not None and n:
         x0 = px(start / k)
         out.append(f'<rect x="{x0:.1f}" y="{top_pad}" width="{left + plot_w - x0:.1f}" height="{plot_h}" '
@@ -469,24 +471,26 @@ def usage_svg(result: Result, original: Sequence[Message], *, width: int = 1000,
                    f'stroke-dasharray="2 3" stroke-width="1.5"/><text x="{mx - 3:.1f}" y="{top_pad + 4}" '
                    f'text-anchor="end" fill="#9467bd" transform="rotate(-90 {mx - 3:.1f} {top_pad + 4})">'
                    f'{html.escape(label)}</text>')
-    line = " ".join(f"{px(b + 1):.1f},{py(float(running[ends[b]]), y2_max):.1f}" for b in range(nb))
-    out.append(f'<polyline points="{line}" fill="none" stroke="#444" stroke-width="1.5"/>')
-    ty = py(config.tool_result_token_threshold, y2_max)
-    out.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{ty:.1f}" y2="{ty:.1f}" stroke="#d62728" '
-               f'stroke-dasharray="6 4" stroke-width="1.5"/>')
-    for value in y2_ticks:
-        out.append(f'<text x="{left + plot_w + 6}" y="{py(value, y2_max) + 4:.1f}" fill="#555">'
-                   f'{_tick_label(value)}</text>')
+    if windowed:  # the running tool-result total against the trigger, on the right axis
+        line = " ".join(f"{px(b + 1):.1f},{py(float(running[ends[b]]), y2_max):.1f}" for b in range(nb))
+        out.append(f'<polyline points="{line}" fill="none" stroke="#444" stroke-width="1.5"/>')
+        ty = py(threshold, y2_max)
+        out.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{ty:.1f}" y2="{ty:.1f}" stroke="#d62728" '
+                   f'stroke-dasharray="6 4" stroke-width="1.5"/>')
+        for value in y2_ticks:
+            out.append(f'<text x="{left + plot_w + 6}" y="{py(value, y2_max) + 4:.1f}" fill="#555">'
+                       f'{_tick_label(value)}</text>')
     for value in _nice_ticks(float(n), 6):
         if value <= n:
             out.append(f'<text x="{px(value / k):.1f}" y="{top_pad + plot_h + 14}" text-anchor="middle" '
                        f'fill="#555">{value:,}</text>')
     out.append(f'<text x="12" y="{top_pad + plot_h / 2:.0f}" transform="rotate(-90 12 {top_pad + plot_h / 2:.0f})" '
                f'text-anchor="middle" fill="#333">tokens per {"message" if k == 1 else f"{k} messages"}</text>')
-    out.append(f'<text x="{width - 8}" y="{top_pad + plot_h / 2:.0f}" transform="rotate(90 {width - 8} '
-               f'{top_pad + plot_h / 2:.0f})" text-anchor="middle" fill="#333">tool-result tokens so far</text>')
-    legend = [(STATUS_COLORS[c], c) for c in sums] + [("#444", "tool-result tokens so far"),
-                                                      ("#d62728", f"threshold {config.tool_result_token_threshold:,}")]
+    legend = [(STATUS_COLORS[c], c) for c in sums]
+    if windowed:
+        out.append(f'<text x="{width - 8}" y="{top_pad + plot_h / 2:.0f}" transform="rotate(90 {width - 8} '
+                   f'{top_pad + plot_h / 2:.0f})" text-anchor="middle" fill="#333">tool-result tokens so far</text>')
+        legend += [("#444", "tool-result tokens so far"), ("#d62728", f"threshold {threshold:,}")]
     x = left
     for color, label in legend:
         out.append(f'<rect x="{x}" y="{height - 24}" width="12" height="12" fill="{color}"/>'

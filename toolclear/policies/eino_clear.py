@@ -234,10 +234,13 @@ def cleared_counter(counter: TokenCounter, placeholder: str) -> Callable[[Sequen
     counts the same: it is counted once."""
     if is_builtin(counter):
         fixed = count_tokens((Message(role="tool", content=placeholder),), counter)[0]
+        seen: list[Any] = [None, frozenset()]  # the last run asked about, and its calling messages
 
         def builtin(messages: Sequence[Message], indices: Sequence[int]) -> list[int]:
             out = [fixed] * len(indices)
-            hits = _calling(messages).intersection(indices)
+            if seen[0] is not messages:  # a replay asks at every clearing step: looked up once
+                seen[0], seen[1] = messages, _calling(messages)
+            hits = seen[1].intersection(indices) if seen[1] else None
             if hits:  # the rare results that carry tool calls count them too
                 for k, i in enumerate(indices):
                     if i in hits:

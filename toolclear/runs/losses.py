@@ -594,9 +594,12 @@ def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
     refs: list[LostReference] = []
     needed: set[int] = set()
     calls = 0
+    pending = seen.pending
     for step in result.steps:
         k = step.call_index
-        seen.take(step.cleared_indices, k)
+        cleared = step.cleared_indices
+        if cleared or pending:  # most calls change nothing: no call into take for them
+            seen.take(cleared, k)
         if k not in replies:
             continue
         calls += 1

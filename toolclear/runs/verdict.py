@@ -183,9 +183,10 @@ def verdict(
     chosen = parse_policy(config) if isinstance(config, str) else config if config is not None \
         else parse_policy("eino")
     specs = tried if tried is not None else _candidates.get(msgs, lambda: candidates(msgs, counter), extra=counter)
+    # every setting tried is priced once per run and kept, the judged one's spec too: a
+    # move of the judged setting's sliders away from a tried one must not replay them all
     others = [parse_policy(s) if isinstance(s, str) else s for s in specs]
     mine = policy_spec(chosen)
-    others = [c for c in others if policy_spec(c) != mine]
 
     def row_of(cmp: Comparison, config: Any) -> dict[str, Any]:
         return {**cmp.rows[0], "spec": policy_spec(config)}
@@ -203,7 +204,7 @@ def verdict(
 
     key = (tuple(policy_spec(c) for c in others), _hashable(pricing), calibrate, counter,
            tuple(marks) if marks is not None else None)
-    tried_rows = _tried.get(msgs, rest, extra=key)
+    tried_rows = tuple(r for r in _tried.get(msgs, rest, extra=key) if r["spec"] != mine)
     own = compare(msgs, [chosen], counter=counter, pricing=pricing, calibrate=calibrate, compactions=marks,
                   recorded=False, offloading=offloading)
     rows = (row_of(own, chosen), *tried_rows)

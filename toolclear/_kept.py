@@ -44,3 +44,8 @@ class KeptFor(Generic[V]):
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+
+    def values_for(self, source: Any) -> list[V]:
+        """What is kept for ``source``, under any ``extra``."""
+        with self._lock:
+            return [v for (i, _), (src, v) in self._items.items() if i == id(source) and src is source]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import enum
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, overload
@@ -256,6 +256,13 @@ def forget_copies(messages: Sequence[Message]) -> None:
         if memo and any(map(_is_copy, memo)):
             # a new dict: a dict emptied in place keeps its table's size
             setattr_(m, "_memo", {k: v for k, v in memo.items() if not _is_copy(k)})
+    for drop in COPIES_KEPT_ELSEWHERE:
+        drop(messages)
+
+
+COPIES_KEPT_ELSEWHERE: list[Callable[[Sequence[Message]], None]] = []
+"""How each policy that keeps copies of a run's messages outside their memos (eino's
+outputs per cleared set) lets them go when ``forget_copies`` is asked to."""
 
 
 def _is_copy(key: Any) -> bool:

@@ -243,3 +243,21 @@ def test_a_command_freezes_what_it_loads_and_gives_it_back(command: list[str], m
     assert seen and seen[0] > 1000 and gc.get_freeze_count() == 0
     assert main(["inspect", str(SAMPLES / "coding-agent.openai.json"), "--policy", "nope"], stdout=out,
                 stderr=err) == 2 and gc.get_freeze_count() == 0
+
+
+def test_toolclear_app_runs_streamlit_with_the_repository_settings() -> None:
+    """An installed toolclear has no .streamlit/config.toml: `toolclear app` passes each of
+    its settings on the command line (postScriptGC off: a full collection after every
+    rerun was ~100 ms of a slider move on a long run)."""
+    import tomllib
+
+    from toolclear.cli.info import app_command
+
+    from ..conftest import ROOT
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    wanted = {f"--{section}.{key}={str(value).lower() if isinstance(value, bool) else value}"
+              for section, options in config.items() for key, value in options.items()
+              if (section, key) not in {("server", "headless")}}  # `toolclear app --headless` decides that one
+    assert "--runner.postScriptGC=false" in wanted
+    assert wanted <= set(app_command(None))

@@ -137,3 +137,53 @@ def test_every_run_of_the_corpus_gets_a_verdict() -> None:
         for t in tc.load_all(path)[:3]:
             v = tc.verdict(t, "eino")
             assert v.pricing and v.row["dollars"] >= 0, path
+
+
+@pytest.mark.parametrize("spec", ["eino:threshold=10000,keep=20000", "anthropic", "swe-agent", "langchain"])
+def test_the_app_shows_the_verdicts_own_replay_where_it_is_the_same(spec) -> None:
+    """A slider move replays the run once: the verdict's replay stands in for the shown one
+    only where run_policy would make the same replay (tokens as sent, no files)."""
+    from toolclear.inspector.one_run import _same_replay
+    from toolclear.inspector.shown import run_policy
+    from toolclear.runs.verdict import verdict
+
+    t = tc.load(RUNS["claude-code compacted"])
+    config = tc.parse_policy(spec)
+    v = verdict(t, config, pricing="claude-sonnet-4-5", calibrate=True, counter="cl100k_base")
+    same = _same_replay(v, "replay", True, False, None)
+    assert same is not None and same[0] is v.comparison.results[0] and same[1] is None
+    shown, _ = run_policy(t, config, "replay", "cl100k_base", None, False)
+    assert same[0].statuses == shown.statuses and same[0].cleared_at == shown.cleared_at
+    assert [s.context_tokens for s in same[0].steps] == [s.context_tokens for s in shown.steps]
+    assert tc.losses(same[0]).needed == tc.losses(shown).needed
+    # not the same replay: without calibration, in a single pass, with files or offloading
+    assert _same_replay(v, "replay", False, False, None) is None
+    assert _same_replay(v, "single pass", True, False, None) is None
+    assert _same_replay(v, "replay", True, True, None) is None
+    assert _same_replay(v, "replay", True, False, tc.ToolResultOffloadingConfig()) is None
+    assert _same_replay(None, "replay", True, False, None) is None
+
+
+def test_the_settings_tried_beside_the_verdict_leave_no_copies_behind() -> None:
+    """The verdict prices each tried setting and keeps its row only: no cleared copy of any
+    of them stays alive (eino's outputs per cleared set were kept, tens of MB on a long run)."""
+    import gc
+    import uuid
+
+    from toolclear.model import Message
+    from toolclear.runs.verdict import verdict
+
+    tag = uuid.uuid4().hex  # ids no other test's run has: its copies are this verdict's only
+    msgs: list[tc.Message] = [tc.Message("user", "fix the bug")]
+    for i in range(60):
+        call = tc.ToolCall(id=f"{tag}-{i}", name="read_file", arguments='{"path": "a.py"}')
+        msgs += [tc.Message("assistant", f"step {i}", tool_calls=(call,)),
+                 tc.Message("tool", f"line {i} " * 300, tool_call_id=call.id, tool_name="read_file")]
+    msgs.append(tc.Message("assistant", "done"))
+    tried = ["eino:threshold=2000,keep=4000", "eino:threshold=3000,keep=1000", "eino-reduction:skip_truncation=true,max_tokens_for_clear=5000"]
+    v = verdict(msgs, "eino:threshold=100000000,keep=1000000000", pricing="claude-sonnet-4-5", tried=tried)
+    assert all(r["results_cleared"] for r in v.rows[1:])  # the tried settings did clear
+    del v
+    gc.collect()
+    assert not [o for o in gc.get_objects() if type(o) is Message and o.content != "" and
+                o.tool_call_id.startswith(tag) and not o.content.startswith("line")]

@@ -34,7 +34,7 @@ def app_command(file: str | None, *, port: int = 8501, address: str = "localhost
         sys.executable, "-m", "streamlit", "run", spec.origin,
         f"--server.port={port}", f"--server.address={address}", f"--server.headless={str(headless).lower()}",
         "--server.maxUploadSize=200", "--browser.gatherUsageStats=false", "--theme.base=light",
-        "--client.toolbarMode=viewer", "--runner.magicEnabled=false",
+        "--client.toolbarMode=viewer", "--runner.magicEnabled=false", "--runner.postScriptGC=false",
         "--global.disableWidgetStateDuplicationWarning=true",
     ]
 

@@ -30,7 +30,7 @@ from .._gc import paused_gc
 from .._kept import KeptFor
 from ..counters import DEFAULT_COUNTER, TokenCounter, count_tokens, counter_name, get_counter, is_builtin
 from ..errors import ConfigError
-from ..model import Message, MessageStatus
+from ..model import COPIES_KEPT_ELSEWHERE, Message, MessageStatus
 from ..result import Result, Step, Trace
 from ._engine import model_calls
 from ._export import go_int, go_str
@@ -212,6 +212,14 @@ def window_start(prefix: Sequence[int], end: int, keep: int, lo: int = 0) -> int
 
 
 _indexes: KeptFor[SequenceIndex] = KeptFor(4)
+
+
+def _forget_outputs(messages: Sequence[Message]) -> None:
+    for ix in _indexes.values_for(messages):
+        ix._outputs.clear()
+
+
+COPIES_KEPT_ELSEWHERE.append(_forget_outputs)
 
 
 def sequence_index(messages: tuple[Message, ...], counter: TokenCounter) -> SequenceIndex:

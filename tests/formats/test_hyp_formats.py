@@ -233,3 +233,17 @@ def test_hyp_jsonl_formats_round_trip(run, fmt, spaced, crlf) -> None:
     if any(0xD800 <= ord(ch) <= 0xDFFF for ch in text):
         data = ("\n".join(json.dumps(r) for r in JSONL_FORMATS[fmt](run)) + "\n").encode()
     _check(data, fmt, jsonl=True)
+
+
+_PIECES = [b"NaN", b"Infinity", b"-", b":", b",", b"[", b" ", b"\n", b"\t", b"a", b"_", b"1", b'"', b"]", b"{", b"\xc3\xa9"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=16))
+@settings(max_examples=3000, deadline=None)
+def test_non_finite_in_finds_what_the_regex_finds(pieces: list[bytes]) -> None:
+    """The word-by-word search that replaced the regex over the whole file says the same."""
+    from toolclear.formats._doc import _NON_FINITE, non_finite_in
+
+    data = b"".join(pieces)
+    hit = _NON_FINITE.search(data)
+    assert non_finite_in(data) == (hit.group(1).decode() if hit else "")

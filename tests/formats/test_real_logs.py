@@ -152,6 +152,33 @@ def test_a_file_is_never_read_as_zero_tool_results_without_a_reason() -> None:
     assert any("have no result" in w for w in t.warnings)
 
 
+def test_the_misread_check_skips_its_walk_only_where_it_could_not_warn() -> None:
+    """check_coverage skips walking a JSON file when the tool text read is a quarter of the
+    file's bytes: that holds only if the walk never counts more characters than the file
+    has bytes. Checked on every real JSON / JSON Lines file, and a partial misread still warns."""
+    from toolclear.formats import _looks_like_tool_output
+    from toolclear.formats._doc import parse
+
+    checked = 0
+    for path in sorted((DATA / "corpus").rglob("*")):
+        if path.suffix not in (".json", ".jsonl"):
+            continue
+        doc = parse(path.read_bytes())
+        if doc.kind in ("json", "jsonl"):
+            looks = _looks_like_tool_output(doc)
+            assert looks is None or looks <= len(doc.data), path.name
+            checked += 1
+    assert checked >= 15
+    # one result read, far more tool output where this reader does not look: still said
+    partly = {"messages": [
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "ok " * 50},
+        {"role": "assistant", "content": "", "steps": [{"type": "function_call_output", "output": "x" * 9000}]}]}
+    t = tc.load(json.dumps(partly).encode())
+    assert any("where agent logs keep tool output" in w for w in t.warnings)
+
+
 def test_cassette_response_usage_is_given_to_the_reply_it_produced() -> None:
     path = DATA / "corpus" / "anthropic_messages" / "pydantic-ai_vcr_test_tool_search_eval_anthropic.yaml"
     import yaml

@@ -191,11 +191,7 @@ class Document:
         """'NaN' or 'Infinity' when the file writes one where a number belongs (Python's JSON
         reads them; JSON has no such value), else '': found once per file."""
         if self._non_finite is None:
-            found = ""
-            if b"NaN" in self.data or b"Infinity" in self.data:
-                hit = _NON_FINITE.search(self.data)
-                found = hit.group(1).decode() if hit else ""
-            self._non_finite = found
+            self._non_finite = non_finite_in(self.data)
         return self._non_finite
 
     @property
@@ -327,6 +323,33 @@ def _json_error(exc: json.JSONDecodeError) -> TranscriptError:
 
 
 _NON_FINITE = re.compile(rb"[:\[,]\s*(-?Infinity|NaN)\b")
+"""A non-finite number where a value belongs; ``non_finite_in`` finds the same first match."""
+_SPACE = frozenset(b" \t\n\r\f\v")
+_OPENS = frozenset(b":[,")
+
+
+def non_finite_in(data: bytes) -> str:
+    """What ``_NON_FINITE.search(data)`` finds (its group), found from each occurrence of
+    the two words: the regex tried every ':', '[' and ',' of the file, most of a large
+    log's reading time where tool output mentions NaN (a corpus reads each file once)."""
+    best: tuple[int, str] | None = None
+    for word in (b"NaN", b"Infinity"):
+        at = data.find(word)
+        while at != -1:
+            end = at + len(word)
+            after = data[end:end + 1]
+            if not (after.isalnum() or after == b"_"):  # \b: the word ends here
+                j, minus = at - 1, False
+                if word == b"Infinity" and j >= 0 and data[j] == 0x2D:
+                    j, minus = j - 1, True
+                while j >= 0 and data[j] in _SPACE:
+                    j -= 1
+                if j >= 0 and data[j] in _OPENS:
+                    if best is None or j < best[0]:
+                        best = (j, ("-" if minus else "") + word.decode())
+                    break
+            at = data.find(word, at + 1)
+    return best[1] if best else ""
 
 _TOO_DEEP = "JSON nested too deeply to read (more than about 1,000 levels)"
 

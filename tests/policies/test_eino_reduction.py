@@ -257,3 +257,32 @@ def test_per_call_replay_names_only_messages_whose_text_changed() -> None:
         assert set(step.cleared_indices) == differs, step.call_index
         previous = view
     assert any(step.cleared_indices for step in result.steps)
+
+
+def test_the_retention_end_is_found_incrementally_as_the_reference_walks_it() -> None:
+    """The replay keeps the calling messages as the state grows instead of walking back
+    from the end at every call (quadratic on a run whose later calls carry no tool
+    calls); at every length it finds what reduction.go's walk finds."""
+    import random
+
+    from toolclear.policies._eino_reduction_parts import retention_end
+
+    rng = random.Random(5)
+    for trial in range(60):
+        retention = rng.choice([0, 1, 2, 3, 5])
+        engine = rd.ReductionEngine((), rd.EinoReductionConfig(skip_truncation=True), None, (), False)
+        state: list[tc.Message] = []
+        for i in range(rng.randint(0, 80)):
+            kind = rng.random()
+            if kind < 0.3:
+                m = tc.Message("assistant", "", tool_calls=(tc.ToolCall(id=f"c{i}", name="ls"),))
+            elif kind < 0.5:
+                m = tc.Message("assistant", "thinking aloud")
+            elif kind < 0.8:
+                m = tc.Message("tool", "out", tool_call_id=f"c{i - 1}")
+            else:
+                m = tc.Message("user", "go on")
+            state.append(m)
+            if rng.random() < 0.5:
+                assert engine._retention_end(state, retention) == retention_end(state, retention), (trial, i)
+        assert engine._retention_end(state, retention) == retention_end(state, retention)

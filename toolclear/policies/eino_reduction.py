@@ -46,7 +46,6 @@ from ._eino_reduction_parts import (
     rebuilt,
     reduction_tokens,
     replace_result,
-    retention_end,
     to_output_part,
 )
 from ._export import go_list, go_str
@@ -262,6 +261,8 @@ class ReductionEngine:
         self._overwritten_set: set[str] = set()
         self.sp = 0  # eino's start: the first assistant message without the processed flag
         self.done = 0  # rounds before this index were cleared by an earlier applied call
+        self._calling: list[int] = []  # the assistant messages with tool calls in the state, in order
+        self._scanned = 0  # the state's messages looked at for them
         self.log: list[tuple[int, int, str, bool]] = []  # (result, its assistant, file, empty id) as cleared
         self.log_from = 0  # first log entry at or after the start
         self.ow = 0  # log entries before this one had their file rewritten already
@@ -333,6 +334,21 @@ class ReductionEngine:
             self._overwritten_set.add(path)
             self.overwritten.append(path)
 
+    def _retention_end(self, st: Sequence[Message], retention: int) -> int:
+        """``retention_end(st, retention)`` from the calling messages found so far: the state
+        only grows, and a message's role and calls never change in it, so each is looked at
+        once (walking back from the end at every call was quadratic on a run whose later
+        calls carry no tool calls: 20,000 lines took 5 s)."""
+        calling = self._calling
+        for i in range(self._scanned, len(st)):
+            m = st[i]
+            if m.role == "assistant" and m.tool_calls:
+                calling.append(i)
+        self._scanned = len(st)
+        if retention <= 0:
+            return len(st)
+        return calling[-retention] if len(calling) >= retention else 0
+
     def _fast_step(self, delta: dict[int, Message | None]) -> dict[int, Message | None]:
         """The same clear phase, done once per message over the run.
 
@@ -345,7 +361,7 @@ class ReductionEngine:
         cfg, st = self.config, self.state
         while self.sp < len(st) and not (st[self.sp].role == "assistant" and not is_flagged(st[self.sp])):
             self.sp += 1
-        start, end = self.sp, retention_end(st, cfg.effective_retention)
+        start, end = self.sp, self._retention_end(st, cfg.effective_retention)
         if start >= end:
             return delta
         overlay = _Overlay(st)

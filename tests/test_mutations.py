@@ -174,14 +174,13 @@ def test_a_file_of_many_conversations_is_searched_for_nan_once(monkeypatch) -> N
     data = json.dumps([{"id": k, "messages": run} for k in range(200)]).replace('"id": 7,', '"id": 7, "x": NaN,')
     assert "NaN" in data
     searched = {"n": 0}
-    real = _doc._NON_FINITE
+    real = _doc.non_finite_in
 
-    class Counted:
-        def search(self, text: bytes) -> object:
-            searched["n"] += 1
-            return real.search(text)
+    def counted(data: bytes) -> str:
+        searched["n"] += 1
+        return real(data)
 
-    monkeypatch.setattr(_doc, "_NON_FINITE", Counted())
+    monkeypatch.setattr(_doc, "non_finite_in", counted)
     runs = tc.load_all(data.encode(), "openai")
     assert len(runs) == 200 and searched["n"] == 1
     assert all(any("writes NaN" in n for n in t.notes) for t in runs)

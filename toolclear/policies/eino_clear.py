@@ -174,6 +174,30 @@ class SequenceIndex:
             self._tools[placeholder] = hit
         return hit
 
+    def tool_prefix(self, placeholder: str) -> list[int]:
+        """``out[i]``: the tokens of ``tools(placeholder)`` before message i (kept: every
+        replay of a slider move asks, 8 ms at 100,000 messages)."""
+        key = ("prefix", placeholder)
+        hit = self._tools.get(key)
+        if hit is None:
+            weights = [0] * len(self.seq)
+            counts = self.counts
+            for i in self.tools(placeholder)[0]:
+                weights[i] = counts[i]
+            hit = ([0, *accumulate(weights)], 0)
+            self._tools[key] = hit
+        return hit[0]
+
+    def already_cleared(self, placeholder: str) -> list[int]:
+        """The tool results that hold the placeholder already (kept, as ``tools`` is)."""
+        key = ("already", placeholder)
+        hit = self._tools.get(key)
+        if hit is None:
+            seq = self.seq
+            hit = ([i for i in self.tool_positions if seq[i].content == placeholder], 0)
+            self._tools[key] = hit
+        return hit[0]
+
     def tool_sum(self, placeholder: str, k: int) -> int:
         """The tokens of the first ``k`` of ``tools(placeholder)``."""
         key = ("sums", placeholder)
@@ -284,16 +308,18 @@ def statuses_of(
     cleared: Sequence[int],
     records: Sequence[OffloadRecord | None] = (),
     tools: Sequence[int] | None = None,
+    already: Sequence[int] | None = None,
 ) -> tuple[MessageStatus, ...]:
     """One status per message, in this order of precedence: cleared, already cleared,
-    excluded, offloaded, protected (in the window), kept (written lowest first)."""
+    excluded, offloaded, protected (in the window), kept (written lowest first).
+    ``already``: the tool results holding the placeholder, when known."""
     ph = config.placeholder
     out = [MessageStatus.KEPT] * len(messages)
+    put = out.__setitem__  # the long stretches are written by map, not a Python loop
     if tools is None:
         tools = [i for i, m in enumerate(messages) if m.role == "tool"]
     if triggered:
-        for i in tools[bisect_left(tools, start):]:
-            out[i] = MessageStatus.PROTECTED
+        deque(map(put, tools[bisect_left(tools, start):], repeat(MessageStatus.PROTECTED)), maxlen=0)
     if records:
         for r in records:
             if r is not None and r.offloaded:
@@ -303,11 +329,11 @@ def statuses_of(
         for i in tools:
             if messages[i].tool_name in excluded:
                 out[i] = MessageStatus.EXCLUDED
-    for i in tools:
-        if messages[i].content == ph:
-            out[i] = MessageStatus.ALREADY_CLEARED
-    for i in cleared:
-        out[i] = MessageStatus.CLEARED
+    if already is None:
+        already = [i for i in tools if messages[i].content == ph]
+    for i in already:
+        out[i] = MessageStatus.ALREADY_CLEARED
+    deque(map(put, cleared, repeat(MessageStatus.CLEARED)), maxlen=0)
     return tuple(out)
 
 
@@ -378,7 +404,8 @@ def reduce_by_tokens(
         messages=ix.output(cleared, ph) if cleared else msgs, steps=(step,), token_counts=counts,
         cleared_at=tuple(cleared_at), config=config, offloads=records, token_counts_original=before,
         mode="single pass", _seen=msgs, _changed=cleared, _counts_after=after,
-        _statuses=lambda: statuses_of(msgs, config, triggered, start or 0, cleared, records, ix.tool_positions),
+        _statuses=lambda: statuses_of(msgs, config, triggered, start or 0, cleared, records, ix.tool_positions,
+                                      ix.already_cleared(config.placeholder)),
     )
 
 
@@ -419,10 +446,7 @@ def fast_replay(
     excluded = frozenset(config.exclude_tools)
     tool_idx, _ = ix.tools(ph)
     clearable = [i for i in tool_idx if msgs[i].tool_name not in excluded] if excluded else tool_idx
-    weights = [0] * n
-    for i in tool_idx:
-        weights[i] = counts[i]
-    tool_prefix = [0, *accumulate(weights)]  # countable tool-result tokens before each index
+    tool_prefix = ix.tool_prefix(ph)  # countable tool-result tokens before each index
 
     n_clearable = len(clearable)
     cleared_at: list[int | None] = [None] * n
@@ -475,7 +499,8 @@ def fast_replay(
                 steps.append(Step(call, (), prefix[call] - saved, prefix[call], False, total, False, None))
             prev_call = call
 
-    final = ix.output(tuple(newly_all), ph)
+    changed = tuple(newly_all)  # ascending: each step clears the next stretch of ``clearable``
+    final = ix.output(changed, ph)
     trace = Trace(array("q", calls), prefix, at, at_low, at_high, at_saved, array("q", newly_all), each_saved)
     return Result(
         messages=final,
@@ -487,12 +512,11 @@ def fast_replay(
         token_counts_original=count_tokens(original, counter) if records else counts,
         _seen=msgs,
         _trace=trace,
+        _changed=changed,
         _statuses=lambda: statuses_of(msgs, config, bool(steps and steps[-1].triggered),
-                                      steps[-1].recent_start_index or 0 if steps else 0,
-                                      tuple(i for i, c in enumerate(cleared_at) if c is not None), records,
-                                      ix.tool_positions),
-        _counts_after=lambda: counts_after(counts, msgs, tuple(i for i, c in enumerate(cleared_at) if c is not None),
-                                           config),
+                                      steps[-1].recent_start_index or 0 if steps else 0, changed, records,
+                                      ix.tool_positions, ix.already_cleared(ph)),
+        _counts_after=lambda: counts_after(counts, msgs, changed, config),
     )
 
 

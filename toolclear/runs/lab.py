@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from ..cost.calibration import STRETCH_CALLS, Calibration, as_sent, beyond_transcript, cut_before
@@ -309,8 +310,8 @@ def row(label: str, config: Any, r: Result, c: Any = None) -> dict[str, Any]:
     out.update({
         "kind": policy_name(config),
         "model_calls": len(calls),
-        "peak_context": max((s.context_tokens for s in calls), default=0),
-        "peak_context_unreduced": max((s.context_tokens_unreduced for s in calls), default=0),
+        "peak_context": max(map(attrgetter("context_tokens"), calls), default=0),
+        "peak_context_unreduced": max(map(attrgetter("context_tokens_unreduced"), calls), default=0),
         "tokens_sent": sent,
         "tokens_sent_unreduced": unreduced,
         "tokens_saved": unreduced - sent,

@@ -21,6 +21,7 @@ from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from ..errors import ConfigError
@@ -589,7 +590,7 @@ def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
     low = 0
     # a simulated compaction (a stand-in summary): what the agent said before it is carried
     # by the summary a real compaction would write, as the recorded ones do
-    summarised = any(m.meta and "stands_for_tokens" in m.meta for m in final)
+    summarised = any("stands_for_tokens" in meta for meta in filter(None, map(attrgetter("meta"), final)))
     ok: dict[str, int] = {}
     refs: list[LostReference] = []
     needed: set[int] = set()

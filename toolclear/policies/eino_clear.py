@@ -465,6 +465,7 @@ def fast_replay(
     at_saved = array("q")
     each_saved = array("q")  # the tokens saved once each of newly_all is cleared (a running total)
 
+    new_step = tuple.__new__
     with paused_gc():  # tens of thousands of small step tuples, no cycles
         for call in calls:
             total = tool_prefix[call] - cleared_tool_tokens
@@ -493,10 +494,11 @@ def fast_replay(
                     at_high.append(newly[-1])
                     at_saved.append(saved)
                 frontier = start
-                steps.append(Step(call, newly, prefix[call] - saved, prefix[call],
-                                        bool(newly) and prev_call >= 0 and newly[0] < prev_call, total, True, start))
-            else:
-                steps.append(Step(call, (), prefix[call] - saved, prefix[call], False, total, False, None))
+                steps.append(new_step(Step, (call, newly, prefix[call] - saved, prefix[call],
+                                             bool(newly) and prev_call >= 0 and newly[0] < prev_call, total, True,
+                                             start)))
+            else:  # every field given: the tuple made directly (NamedTuple's __new__ is 2x slower)
+                steps.append(new_step(Step, (call, (), prefix[call] - saved, prefix[call], False, total, False, None)))
             prev_call = call
 
     changed = tuple(newly_all)  # ascending: each step clears the next stretch of ``clearable``

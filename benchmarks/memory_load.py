@@ -69,19 +69,6 @@ print(len(t.messages), n, t1 - t0, t2 - t1, base, peak)
 """
 
 
-# `toolclear inspect PATH` in a child that then says its own VmHWM (not ru_maxrss: see above)
-INSPECT_CHILD = """
-import re, runpy, sys
-sys.argv = ["toolclear", "inspect", {path!r}]
-try:
-    runpy.run_module("toolclear", run_name="__main__")
-except SystemExit as exc:
-    if exc.code:
-        raise
-print("peak_kb", re.search(r"VmHWM:\\s+(\\d+)", open("/proc/self/status").read()).group(1), file=sys.stderr)
-"""
-
-
 def measure(path: Path) -> dict[str, float]:
     out = subprocess.run([sys.executable, "-c", CHILD.format(root=str(ROOT), path=str(path))],
                          capture_output=True, text=True, check=True)
@@ -122,21 +109,17 @@ def write_tiny(path: Path, messages: int = 200_000) -> None:
 def inspect_tiny(messages: int = 200_000) -> dict[str, float]:
     """Peak RSS of ``toolclear inspect`` (the verdict included) on ``write_tiny``'s file,
     in a fresh process, against the file's size."""
-    import time
+    from bad_inputs import _one
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "tiny.jsonl"
         write_tiny(path, messages)
-        t0 = time.perf_counter()
-        out = subprocess.run([sys.executable, "-c", INSPECT_CHILD.format(path=str(path))], cwd=ROOT,
-                             capture_output=True, text=True)
-        seconds = time.perf_counter() - t0
-        if out.returncode or "peak_kb" not in out.stderr:
-            raise RuntimeError(f"toolclear inspect failed: {out.stderr[-300:]}")
-        peak_kb = int(out.stderr.rsplit("peak_kb", 1)[1].split()[0])
+        code, seconds, peak_mb = _one(path)  # its own VmHWM, whatever ran before it
+        if code:
+            raise RuntimeError(f"toolclear inspect exited {code} on the tiny-messages file")
         size = path.stat().st_size
-        return {"file_mb": size / 2**20, "messages": messages, "seconds": seconds, "peak_mb": peak_kb / 1024,
-                "peak_over_file": peak_kb * 1024 / size}
+        return {"file_mb": size / 2**20, "messages": messages, "seconds": seconds, "peak_mb": peak_mb,
+                "peak_over_file": peak_mb * 2**20 / size}
 
 
 def main() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from operator import attrgetter
+from operator import attrgetter, truth
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .model import Message, MessageStatus
@@ -177,7 +177,7 @@ class Result:
 
     @cached_property
     def cache_breaks(self) -> int:
-        return sum(map(_CACHE_BREAK, self.steps))
+        return sum(map(truth, map(_CACHE_BREAK, self.steps)))
 
     @property
     def model_call_steps(self) -> tuple[Step, ...]:

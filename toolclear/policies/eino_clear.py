@@ -306,18 +306,16 @@ def statuses_of(
     triggered: bool,
     start: int,
     cleared: Sequence[int],
-    records: Sequence[OffloadRecord | None] = (),
-    tools: Sequence[int] | None = None,
-    already: Sequence[int] | None = None,
+    records: Sequence[OffloadRecord | None],
+    tools: Sequence[int],
+    already: Sequence[int],
 ) -> tuple[MessageStatus, ...]:
     """One status per message, in this order of precedence: cleared, already cleared,
     excluded, offloaded, protected (in the window), kept (written lowest first).
-    ``already``: the tool results holding the placeholder, when known."""
-    ph = config.placeholder
+    ``tools``: every tool result; ``already``: those holding the placeholder (both as the
+    sequence's index keeps them)."""
     out = [MessageStatus.KEPT] * len(messages)
     put = out.__setitem__  # the long stretches are written by map, not a Python loop
-    if tools is None:
-        tools = [i for i, m in enumerate(messages) if m.role == "tool"]
     if triggered:
         deque(map(put, tools[bisect_left(tools, start):], repeat(MessageStatus.PROTECTED)), maxlen=0)
     if records:
@@ -329,8 +327,6 @@ def statuses_of(
         for i in tools:
             if messages[i].tool_name in excluded:
                 out[i] = MessageStatus.EXCLUDED
-    if already is None:
-        already = [i for i in tools if messages[i].content == ph]
     for i in already:
         out[i] = MessageStatus.ALREADY_CLEARED
     deque(map(put, cleared, repeat(MessageStatus.CLEARED)), maxlen=0)

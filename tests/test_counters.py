@@ -11,6 +11,7 @@ import pytest
 import toolclear as tc
 from toolclear import CounterUnavailableError, Message, ToolCall
 from toolclear.counters import count_key, utf8_len
+from toolclear.model import memo_put
 
 
 def test_eino_counts_utf8_bytes_of_content_and_arguments() -> None:
@@ -137,10 +138,13 @@ def test_every_memo_slot_but_the_counts_is_a_slot_member() -> None:
             if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("_memo.get") \
                     and node.args and isinstance(node.args[0], ast.Constant):
                 strays.append(f"{path.name}:{node.lineno}")
+            if isinstance(node, ast.Call) and ast.unparse(node.func) == "memo_put" \
+                    and len(node.args) > 1 and isinstance(node.args[1], ast.Constant):
+                strays.append(f"{path.name}:{node.lineno}")
     assert not strays, strays
     m = tc.Message("tool", "x" * 400, tool_call_id="c")
     cleared = m.replaced("[gone]")
-    m._memo["cleared"] = "a counter named 'cleared' wrote here"  # as a named counter would
+    memo_put(m, "cleared", "a counter named 'cleared' wrote here")  # as a named counter would
     assert m.replaced("[gone]") is cleared
 
 
@@ -200,3 +204,63 @@ def test_two_threads_counting_with_two_counters_keep_each_count_right() -> None:
             assert {name: tc.count_tokens(msgs, name) for name in expected} == expected
     finally:
         sys.setswitchinterval(old)
+
+
+def test_a_message_read_without_its_dict_writes_back_what_the_dict_would() -> None:
+    """A message or call whose source dict holds only what its fields say keeps the
+    dict's keys instead of the dict (a log of tiny messages kept every record): written
+    back, before and after a change, it gives what the kept dict gives, keys in order."""
+    import dataclasses
+
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    text = st.sampled_from(["", "x", "assistant", "{}"])
+    fn = st.dictionaries(st.sampled_from(["name", "arguments"]), text)
+    call = st.dictionaries(st.sampled_from(["id", "type", "function"]), text).flatmap(
+        lambda d: fn.map(lambda f: {**d, "function": f} if "function" in d else d))
+    message = st.fixed_dictionaries({"role": text}, optional={
+        "content": text, "tool_call_id": text, "tool_name": text, "name": text, "tool_calls": st.lists(call, max_size=2)})
+    changes = st.sampled_from([{}, {"content": "[gone]"}, {"content": ""}, {"tool_name": "t"}, {"tool_calls": ()},
+                               {"tool_calls": (ToolCall("q", "n", "{}"),)}, {"name": "n"}])
+
+    def kept(m: Message) -> Message:  # the same message holding its source dict
+        calls = tuple(dataclasses.replace(c, _raw=c.to_dict(), _shape=None) for c in m.tool_calls)
+        return dataclasses.replace(m, tool_calls=calls, _raw=m.to_dict(), _shape=None)
+
+    @given(d=message, keys_order=st.permutations(["role", "content", "tool_call_id", "tool_name", "name", "tool_calls"]),
+           change=changes)
+    def check(d: dict, keys_order: list[str], change: dict) -> None:
+        d = {k: d[k] for k in keys_order if k in d}
+        m = Message.from_dict(d)
+        assert m._raw is None and m._shape is not None and all(c._raw is None for c in m.tool_calls)
+        assert m.to_dict() == d and list(m.to_dict()) == list(d)
+        held = kept(m)
+        assert held._raw == d
+        for a, b in ((m, held), (dataclasses.replace(m, **change), dataclasses.replace(held, **change)),
+                     (m.with_content("zz"), held.with_content("zz"))):
+            got, want = a.to_dict(), b.to_dict()
+            assert got == want and list(got) == list(want)
+            assert [list(c) + list(c.get("function", {})) for c in got.get("tool_calls", [])] == \
+                [list(c) + list(c.get("function", {})) for c in want.get("tool_calls", [])]
+    check()
+
+
+def test_a_source_dict_with_more_than_its_fields_is_kept() -> None:
+    for d in ({"role": "tool", "content": "x", "extra": {"k": 1}}, {"role": "tool", "content": None},
+              {"role": "assistant", "tool_calls": [{"id": "c", "type": None, "function": {"name": "a"}}]},
+              {"role": "assistant", "tool_calls": [{"id": "c", "index": 0, "function": {"name": "a"}}]}):
+        m = Message.from_dict(d)
+        assert m._raw is d and m._shape is None
+        assert m.to_dict()["role"] == d["role"]
+
+
+def test_an_empty_memo_is_one_shared_object_that_refuses_writes() -> None:
+    from toolclear.model import NO_MEMO
+
+    a, b = Message("user", "a"), Message("user", "b")
+    assert a._memo is b._memo is NO_MEMO
+    with pytest.raises(TypeError):
+        a._memo["k"] = 1
+    memo_put(a, "k", 1)
+    assert a._memo == {"k": 1} and b._memo == {} and NO_MEMO == {}

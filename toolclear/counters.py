@@ -24,7 +24,7 @@ from typing import Any
 
 from ._kept import KeptFor
 from .errors import ConfigError, CounterUnavailableError
-from .model import OMITTED, Message, Slot, utf8_len
+from .model import OMITTED, Message, Slot, memo_put, utf8_len
 
 __all__ = [
     "DEFAULT_COUNTER",
@@ -411,7 +411,7 @@ def _keep(m: Message, key: Any, n: int) -> None:
         object.__setattr__(m, "_cn", n)
         object.__setattr__(m, "_ck", key)
     elif m._ck is not key:
-        m._memo[key] = n
+        memo_put(m, key, n)
 
 
 def _count(messages: Sequence[Message], fn: TokenCounter, key: Any, named: bool,
@@ -444,7 +444,7 @@ def _count(messages: Sequence[Message], fn: TokenCounter, key: Any, named: bool,
                 if named:
                     _keep(m, key, n)
                 else:
-                    m._memo[key] = (fn, n)
+                    memo_put(m, key, (fn, n))
                 out[i] = n
         if progress is not None:
             progress(min(1.0, (start + len(chunk)) / len(todo)))

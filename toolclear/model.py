@@ -187,6 +187,18 @@ class ToolCall:
     arguments: str = ""
     type: str = "function"
     _raw: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    _shape: CallShape | None = field(default=None, compare=False, repr=False)
+    """Instead of ``_raw`` when the source dict says nothing its fields do not (the
+    usual ``{id, type, function: {name, arguments}}``): which of its keys it had, in
+    order. A log of 50,000 calls kept 100,000 such dicts alive (18 MB, and the parse's
+    memory they pinned) only to write them back as they were."""
+
+    @classmethod
+    def of(cls, d: dict[str, Any], id: str, name: str, arguments: str, type: str) -> ToolCall:
+        """The call read from ``d`` with these fields: its dict kept only where writing
+        it back needs more than its shape."""
+        shape = call_shape(d)
+        return cls(id, name, arguments, type, None if shape is not None else d, shape)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], *, path: str = "$") -> ToolCall:
@@ -199,18 +211,17 @@ class ToolCall:
             raise TranscriptError(
                 f"expected an object, got {json_type(fn)}", where=f"{path}.function"
             )
-        return cls(
-            id=_str_field(d, "id", path),
-            name=_str_field(fn, "name", f"{path}.function"),
-            arguments=_str_field(fn, "arguments", f"{path}.function"),
-            type=_str_field(d, "type", path),
-            _raw=d if type(d) is dict else dict(d),  # the reader's own dict, never changed: not copied
-        )
+        # the reader's own dict, never changed: not copied
+        return cls.of(d if type(d) is dict else dict(d), _str_field(d, "id", path),
+                      _str_field(fn, "name", f"{path}.function"), _str_field(fn, "arguments", f"{path}.function"),
+                      _str_field(d, "type", path))
 
     def to_dict(self, *, shared: bool = False) -> dict[str, Any]:
         """The call's JSON: its source dict with what changed written over it. A copy
         the caller may change; with ``shared``, the source's nested values are shared
         (for a dict only read: eino's reduction keeps one per flagged message)."""
+        if self._shape is not None:
+            return self._from_shape(self._shape)
         if self._raw is None:
             out: dict[str, Any] = {}
             if self.id:
@@ -240,6 +251,86 @@ class ToolCall:
             out["function"] = fn
         return out
 
+    def _from_shape(self, shape: CallShape) -> dict[str, Any]:
+        """What the branch over ``_raw`` makes of the dict ``shape`` stands for: its keys
+        in order with this call's values, then any field its source lacked and this call
+        sets (a source's missing key reads as "")."""
+        top, fn_keys = shape
+        out: dict[str, Any] = {}
+        for key in top:
+            if key == "function":
+                out["function"] = self._function(fn_keys or ())
+            else:
+                out[key] = self.id if key == "id" else self.type
+        if "id" not in top and self.id:
+            out["id"] = self.id
+        if "type" not in top and self.type:
+            out["type"] = self.type
+        if "function" not in top and (self.name or self.arguments):
+            out["function"] = self._function(())
+        return out
+
+    def _function(self, keys: tuple[str, ...]) -> dict[str, Any]:
+        fn = {key: self.name if key == "name" else self.arguments for key in keys}
+        if "name" not in keys and self.name:
+            fn["name"] = self.name
+        if "arguments" not in keys and self.arguments:
+            fn["arguments"] = self.arguments
+        return fn
+
+
+CallShape = tuple[tuple[str, ...], tuple[str, ...] | None]
+_TOP_KEYS = frozenset({"id", "type"})
+_FN_KEYS = frozenset({"name", "arguments"})
+_SHAPES: dict[CallShape, CallShape] = {}
+
+
+def call_shape(d: dict[str, Any]) -> CallShape | None:
+    """The keys of a tool call dict holding only string ``id``, ``type`` and a
+    ``function`` of string ``name`` and ``arguments`` (then its fields say all of it), one
+    shared tuple per shape; None for any other dict. Bounded: only those keys make one."""
+    fn_keys: tuple[str, ...] | None = None
+    for key, value in d.items():
+        if key == "function":
+            if value.__class__ is not dict:
+                return None
+            for fk, fv in value.items():
+                if fk not in _FN_KEYS or fv.__class__ is not str:
+                    return None
+            fn_keys = tuple(value)
+        elif key not in _TOP_KEYS or value.__class__ is not str:
+            return None
+    shape = (tuple(d), fn_keys)
+    return _SHAPES.setdefault(shape, shape)
+
+
+class _NoMemo(dict):
+    """The memo of a message that has memoised nothing yet: empty, read as any dict, and
+    never written (``memo_put`` gives the message a dict of its own first). A log of
+    200,000 tiny messages held 12 MB of empty dicts, one per message."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("a message's empty memo is shared: write with toolclear.model.memo_put")
+
+    __setitem__ = setdefault = update = __ior__ = _refuse
+    # one object for every message, never changed: hashable, so dataclasses take it as a default
+    __hash__ = object.__hash__  # type: ignore[assignment]
+
+
+NO_MEMO: dict[Any, Any] = _NoMemo()
+
+
+def memo_put(m: Message, key: Any, value: Any) -> Any:
+    """Memoise ``value`` under ``key`` on ``m``; returns the value."""
+    memo = m._memo
+    if memo.__class__ is _NoMemo:
+        object.__setattr__(m, "_memo", {key: value})
+    else:
+        memo[key] = value
+    return value
+
 
 _CACHE_SLOTS = ("_ck", "_cn", "_lc", "_red", "_terms")
 _COPIES = frozenset({Slot.CLEARED, Slot.MASKED, Slot.OMITTED, Slot.THINKING})
@@ -255,7 +346,7 @@ def forget_copies(messages: Sequence[Message]) -> None:
         memo = m._memo
         if memo and any(map(_is_copy, memo)):
             # a new dict: a dict emptied in place keeps its table's size
-            setattr_(m, "_memo", {k: v for k, v in memo.items() if not _is_copy(k)})
+            setattr_(m, "_memo", {k: v for k, v in memo.items() if not _is_copy(k)} or NO_MEMO)
     for drop in COPIES_KEPT_ELSEWHERE:
         drop(messages)
 
@@ -298,9 +389,11 @@ class Message:
     """What the reader knew about this message that its text does not say and a
     reference policy reads: SWE-agent's ``message_type``, ``is_demo``, ``tags`` and the
     line and image counts of its parts; OpenHands' event positions in the agent's view."""
-    _memo: dict[Any, Any] = field(
-        default_factory=dict, init=False, compare=False, repr=False
-    )
+    _shape: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
+    """Instead of ``_raw`` when the source dict says nothing its fields do not: its keys,
+    in order (``ToolCall._shape``; a log of tiny eino messages kept every record)."""
+    _memo: dict[Any, Any] = field(default=NO_MEMO, init=False, compare=False, repr=False)
+    """Shared and empty until the message memoises something (``memo_put``)."""
     # the caches every message gets, each in a slot of its own rather than in ``_memo``:
     # a dict with entries is 224 bytes, a message of a tiny log about 100 (a 200,000-
     # message log held 90 MB of memo dicts); any other counter's count goes in ``_memo``
@@ -345,7 +438,8 @@ class Message:
         setattr_(new, "usage", self.usage)
         setattr_(new, "_raw", self._raw)
         setattr_(new, "meta", self.meta)
-        setattr_(new, "_memo", {})
+        setattr_(new, "_shape", self._shape)
+        setattr_(new, "_memo", NO_MEMO)
         for slot in _CACHE_SLOTS:
             setattr_(new, slot, None)
         return new
@@ -361,7 +455,7 @@ class Message:
         if hit is not None and hit[0] == content:
             return hit[1]
         new = self.with_content(content)
-        self._memo[Slot.CLEARED] = (content, new)
+        memo_put(self, Slot.CLEARED, (content, new))
         return new
 
     @classmethod
@@ -384,6 +478,8 @@ class Message:
         calls = tuple(
             ToolCall.from_dict(c, path=f"{path}.tool_calls[{i}]") for i, c in enumerate(raw_calls)
         )
+        raw = d if type(d) is dict else dict(d)  # the reader's own dict, never changed: not copied
+        shape = _message_shape(raw, calls)
         return cls(
             role=role,
             content=_str_field(d, "content", path),
@@ -391,13 +487,16 @@ class Message:
             tool_call_id=_str_field(d, "tool_call_id", path),
             tool_name=_str_field(d, "tool_name", path),
             name=_str_field(d, "name", path),
-            _raw=d if type(d) is dict else dict(d),  # the reader's own dict, never changed: not copied
+            _raw=None if shape is not None else raw,
+            _shape=shape,
         )
 
     def to_dict(self, *, shared: bool = False) -> dict[str, Any]:
         """eino's message JSON; unknown fields of the source dict come back unchanged. A
         copy the caller may change; with ``shared``, nested source values are shared
         (``ToolCall.to_dict``)."""
+        if self._raw is None and self._shape is not None:
+            return self._from_shape(self._shape, shared)
         if self._raw is None:
             out: dict[str, Any] = {"role": self.role, "content": self.content}
             if self.tool_calls:
@@ -418,6 +517,39 @@ class Message:
         if self.tool_calls != base.tool_calls:
             out["tool_calls"] = [c.to_dict(shared=shared) for c in self.tool_calls]
         return out
+
+    def _from_shape(self, shape: tuple[str, ...], shared: bool) -> dict[str, Any]:
+        """What the branch over ``_raw`` makes of the dict ``shape`` stands for: its keys in
+        order with this message's values, then any field its source lacked and this one
+        sets."""
+        out: dict[str, Any] = {}
+        for key in shape:
+            out[key] = [c.to_dict(shared=shared) for c in self.tool_calls] if key == "tool_calls" \
+                else getattr(self, key)
+        for key in _MESSAGE_TEXT_KEYS:
+            if key not in out and getattr(self, key):
+                out[key] = getattr(self, key)
+        if "tool_calls" not in out and self.tool_calls:
+            out["tool_calls"] = [c.to_dict(shared=shared) for c in self.tool_calls]
+        return out
+
+
+_MESSAGE_TEXT_KEYS = ("role", "content", "tool_call_id", "tool_name", "name")
+_MESSAGE_KEYS = frozenset(_MESSAGE_TEXT_KEYS)
+_MESSAGE_SHAPES: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _message_shape(d: dict[str, Any], calls: tuple[ToolCall, ...]) -> tuple[str, ...] | None:
+    """The keys of an eino message dict holding only strings and a list of calls each
+    kept by its shape (``call_shape``), one shared tuple per shape; else None."""
+    for key, value in d.items():
+        if key == "tool_calls":
+            if value.__class__ is not list or any(c._shape is None for c in calls):
+                return None
+        elif key not in _MESSAGE_KEYS or value.__class__ is not str:
+            return None
+    shape = tuple(d)
+    return _MESSAGE_SHAPES.setdefault(shape, shape)
 
 
 def reply_time(m: Message) -> float | None:

@@ -251,15 +251,10 @@ def _openai_calls(doc: Document, m: dict[str, Any], path: Path) -> tuple[ToolCal
             fn = c.get("function") or {}
             if not isinstance(fn, dict):
                 raise TranscriptError(f"expected an object, got {json_type(fn)}", where=where(doc, cpath + ("function",)))
-            calls.append(
-                ToolCall(
-                    id=_str_or_empty(doc, c, "id", cpath),
-                    name=_str_or_empty(doc, fn, "name", cpath + ("function",)),
-                    arguments=_arguments(doc, fn.get("arguments"), cpath + ("function", "arguments")),
-                    type=str_or(c.get("type"), "function"),
-                    _raw=c,
-                )
-            )
+            calls.append(ToolCall.of(
+                c, _str_or_empty(doc, c, "id", cpath), _str_or_empty(doc, fn, "name", cpath + ("function",)),
+                _arguments(doc, fn.get("arguments"), cpath + ("function", "arguments")),
+                str_or(c.get("type"), "function")))
     legacy = m.get("function_call")
     if isinstance(legacy, dict):
         calls.append(

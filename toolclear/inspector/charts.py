@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..model import Message, MessageStatus, Slot
+from ..model import Message, MessageStatus, Slot, memo_put
 from ..policies import spec_for
 from ..result import Result
 from ..runs.report import display_text, protected_from
@@ -91,7 +91,7 @@ def _hover_label(m: Message) -> str:
     hit = m._memo.get(Slot.HOVER)
     if hit is None:
         hit = html.escape(display_text(f"{m.role} {m.tool_name}" if m.role == "tool" else m.role))
-        m._memo[Slot.HOVER] = hit
+        memo_put(m, Slot.HOVER, hit)
     return hit
 
 

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from .._gc import paused_gc
 from .._kept import KeptFor
 from ..counters import TokenCounter, count_tokens, prefix_sums
-from ..model import OMITTED, Message, MessageStatus, Slot, ToolCall
+from ..model import OMITTED, Message, MessageStatus, Slot, ToolCall, memo_put
 from ..result import Result, Step, Trace
 
 __all__ = ["Engine", "Pairing", "assemble", "left_out", "model_calls", "with_inputs_cleared"]
@@ -70,7 +70,7 @@ def left_out(m: Message) -> Message:
         return _LEFT_OUT
     hit = m._memo.get(Slot.OMITTED)
     if hit is None:
-        hit = m._memo[Slot.OMITTED] = Message(role=OMITTED, content="", meta=m.meta)
+        hit = memo_put(m, Slot.OMITTED, Message(role=OMITTED, content="", meta=m.meta))
     return hit
 
 

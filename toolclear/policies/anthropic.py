@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ..counters import TokenCounter, count_tokens
 from ..errors import ConfigError
-from ..model import Message, MessageStatus, Slot
+from ..model import Message, MessageStatus, Slot, memo_put
 from . import _checks as checks
 from ._engine import Pairing, with_inputs_cleared
 from ._spec import Knob, Option, PolicySpec, Preset
@@ -94,7 +94,7 @@ def _thinking_tokens(m: Message, counter: TokenCounter) -> int:
         return 0
     alone = m._memo.get(Slot.THINKING)
     if alone is None:
-        alone = m._memo[Slot.THINKING] = Message("assistant", "\n".join(thinking))
+        alone = memo_put(m, Slot.THINKING, Message("assistant", "\n".join(thinking)))
     return count_tokens((alone,), counter)[0]
 
 

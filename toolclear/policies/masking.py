@@ -22,7 +22,7 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from ..errors import ConfigError
-from ..model import OMITTED, Message, MessageStatus, Slot
+from ..model import OMITTED, Message, MessageStatus, Slot, memo_put
 from . import _checks as checks
 from ._engine import left_out
 from ._spec import Knob, Option, PolicySpec, Preset
@@ -97,7 +97,7 @@ class ObservationMaskingConfig:
                     hit += f" ({meta['images']} images omitted)"
             else:
                 hit = ph.replace("{lines}", str(len(m.content.splitlines())))
-            m._memo[key] = hit
+            memo_put(m, key, hit)
         return hit
 
 
@@ -244,7 +244,7 @@ class OpenHandsEngine:
         hit = m._memo.get(Slot.MASKED)
         if hit is None or hit.content != text:
             hit = Message(role="user", content=text, meta=m.meta)
-            m._memo[Slot.MASKED] = hit
+            memo_put(m, Slot.MASKED, hit)
         return hit
 
     def _members(self, a: int) -> tuple[int, ...]:

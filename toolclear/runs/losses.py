@@ -25,7 +25,7 @@ from operator import attrgetter
 from typing import Any
 
 from ..errors import ConfigError
-from ..model import OMITTED, Message, Slot
+from ..model import OMITTED, Message, Slot, memo_put
 from .known import known_names, written_by_agent
 from .refetch import REFETCHED, edits, path_of, refetched, result_paths
 from .terms import (
@@ -223,7 +223,7 @@ def _run_facts(original: Sequence[Message]) -> _RunFacts:
                       held, dict(holders), candidates,
                       frozenset(i for i, m in enumerate(original) if m.role == "assistant"), bases=bases)
     if original:
-        memo[_RUN_KEY] = facts
+        memo_put(original[0], _RUN_KEY, facts)
     return facts
 
 
@@ -515,7 +515,7 @@ def _lines_of(m: Message) -> tuple[list[str], frozenset[str]]:
     hit = m._memo.get(Slot.LOST_LINES)
     if hit is None:
         words = _lines(message_text(m))
-        hit = m._memo[Slot.LOST_LINES] = (words, frozenset(words))
+        hit = memo_put(m, Slot.LOST_LINES, (words, frozenset(words)))
     return hit
 
 

@@ -13,7 +13,7 @@ from operator import attrgetter
 from typing import Any, cast
 
 from .._kept import KeptFor
-from ..model import Message, MessageStatus, Slot, Transcript
+from ..model import Message, MessageStatus, Slot, Transcript, memo_put
 from ..policies import spec_for
 from ..policies.offload import ToolResultOffloadingConfig
 from ..result import Result
@@ -99,7 +99,7 @@ def _static(m: Message) -> tuple[str, str, str, str]:
         text = m.content if m.content or not m.tool_calls else "calls " + ", ".join(
             f"{c.name}({c.arguments})" for c in m.tool_calls)
         hit = (display_text(m.role), display_text(m.tool_name), display_text(m.tool_call_id), preview(text))
-        m._memo[Slot.ROW] = hit
+        memo_put(m, Slot.ROW, hit)
     return hit
 
 

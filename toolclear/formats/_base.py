@@ -275,7 +275,7 @@ class Binding:
     """Ties a transcript to its document: where each message's content lives."""
 
     doc: Document
-    slots: tuple[tuple[Path, ...], ...]
+    slots: Sequence[tuple[Path, ...]]
     originals: tuple[Message, ...]
     blanks: tuple[tuple[Path, ...], ...] = ()
     """Per message, more places its text was split over (a second text part): emptied
@@ -456,13 +456,76 @@ class Origins(Sequence[str]):
         self._shapes = None
 
 
+class Slots(Sequence[tuple[Path, ...]]):
+    """Per message, the places in its file its content is written back to. Most are one
+    path under the message's own line or item (``(12, "content")``): the line is kept in
+    an array and the rest as one tuple per shape, as ``Origins`` does; as tuples, a log of
+    200,000 tiny messages held 27 MB of them."""
+
+    __slots__ = ("_heads", "_tails", "_shapes")
+
+    def __init__(self) -> None:
+        self._heads = array("q")  # the line or item every path starts at, or -1: the tail is the paths
+        self._tails: list[tuple[Path, ...]] = []
+        self._shapes: dict[tuple[Path, ...], tuple[Path, ...]] | None = {}
+
+    def _split(self, paths: Sequence[Path]) -> tuple[int, tuple[Path, ...]]:
+        paths = tuple(paths)
+        head, tail = -1, paths
+        first = paths[0][0] if paths and paths[0] else None
+        if first.__class__ is int and first >= 0 and all(p and p[0] == first for p in paths):
+            head, tail = first, tuple(p[1:] for p in paths)
+        if self._shapes is not None:
+            tail = self._shapes.setdefault(tail, tail)
+            if len(self._shapes) > 1_000:  # shapes that do not repeat: stop looking them up
+                self._shapes = None
+        return head, tail
+
+    def append(self, paths: Sequence[Path]) -> None:
+        head, tail = self._split(paths)
+        self._heads.append(head)
+        self._tails.append(tail)
+
+    def __len__(self) -> int:
+        return len(self._tails)
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[Path, ...]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[tuple[Path, ...]]: ...
+
+    def __getitem__(self, i: int | slice) -> tuple[Path, ...] | list[tuple[Path, ...]]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        head, tail = self._heads[i], self._tails[i]
+        return tail if head < 0 else tuple((head, *p) for p in tail)
+
+    def __setitem__(self, i: int, paths: Sequence[Path]) -> None:
+        self._heads[i], self._tails[i] = self._split(paths)
+
+    def __delitem__(self, i: slice) -> None:
+        del self._heads[i], self._tails[i]
+
+    def copy(self) -> Slots:
+        out = Slots()
+        out._heads, out._tails, out._shapes = array("q", self._heads), list(self._tails), None
+        return out
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return (self._heads, self._tails)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self._heads, self._tails = state
+        self._shapes = None
+
+
 class Builder:
     """Collects one conversation's messages with where each came from."""
 
     def __init__(self, doc: Document) -> None:
         self.doc = doc
         self.messages: list[Message] = []
-        self.slots: list[tuple[Path, ...]] = []
+        self.slots = Slots()
         self.blanks: list[tuple[Path, ...]] = []
         self.origins = Origins(doc.kind == "jsonl")
         self.warnings: list[str] = []
@@ -478,7 +541,7 @@ class Builder:
             if call.id:
                 self._calls[call.id] = call.name
         self.messages.append(message)
-        self.slots.append(tuple(slots))
+        self.slots.append(slots)
         self.blanks.append(tuple(blanks))
         self.origins.append(origin)
         return len(self.messages) - 1
@@ -532,7 +595,7 @@ class Builder:
             warnings=tuple(self.warnings),
             notes=tuple(notes),
             origins=self.origins,
-            _binding=Binding(self.doc, tuple(self.slots), messages,
+            _binding=Binding(self.doc, self.slots.copy(), messages,
                              tuple(self.blanks) if any(self.blanks) else ()),
         )
 

@@ -28,7 +28,15 @@ from typing import Any
 
 from .._gc import paused_gc
 from .._kept import KeptFor
-from ..counters import DEFAULT_COUNTER, TokenCounter, count_tokens, counter_name, get_counter, is_builtin
+from ..counters import (
+    DEFAULT_COUNTER,
+    TokenCounter,
+    count_tokens,
+    counter_name,
+    get_counter,
+    is_builtin,
+    prefix_sums,
+)
 from ..errors import ConfigError
 from ..model import COPIES_KEPT_ELSEWHERE, Message, MessageStatus
 from ..result import Result, Step, Trace
@@ -150,8 +158,8 @@ class SequenceIndex:
     def __init__(self, seq: tuple[Message, ...], counts: tuple[int, ...]) -> None:
         self.seq = seq
         self.counts = counts
-        self.prefix = (0, *accumulate(counts))
-        self._tools: dict[Any, tuple[list[int], int]] = {}
+        self.prefix = prefix_sums(counts)  # the array every replay of these counts shares
+        self._tools: dict[Any, Any] = {}  # per placeholder: (indices, total), the prefix, the cleared
         self._outputs: OrderedDict[Any, tuple[Message, ...]] = OrderedDict()
         self._tool_positions: list[int] | None = None
 
@@ -174,7 +182,7 @@ class SequenceIndex:
             self._tools[placeholder] = hit
         return hit
 
-    def tool_prefix(self, placeholder: str) -> list[int]:
+    def tool_prefix(self, placeholder: str) -> Sequence[int]:
         """``out[i]``: the tokens of ``tools(placeholder)`` before message i (kept: every
         replay of a slider move asks, 8 ms at 100,000 messages)."""
         key = ("prefix", placeholder)
@@ -184,7 +192,7 @@ class SequenceIndex:
             counts = self.counts
             for i in self.tools(placeholder)[0]:
                 weights[i] = counts[i]
-            hit = ([0, *accumulate(weights)], 0)
+            hit = (array("q", accumulate(weights, initial=0)), 0)
             self._tools[key] = hit
         return hit[0]
 

@@ -286,3 +286,25 @@ def test_the_retention_end_is_found_incrementally_as_the_reference_walks_it() ->
             if rng.random() < 0.5:
                 assert engine._retention_end(state, retention) == retention_end(state, retention), (trial, i)
         assert engine._retention_end(state, retention) == retention_end(state, retention)
+
+
+def test_a_flagged_message_writes_what_its_dict_with_the_flag_would() -> None:
+    """Flagging a message that keeps no source dict (read without one, or kept by its
+    shape) makes no copy of it: its ``_raw`` is built key by key when read. Written back
+    it is the message's dict with eino's flag in ``extra``, before and after a change."""
+    from toolclear.model import Message, ShapedRaw, ToolCall
+    from toolclear.policies._eino_reduction_parts import PROCESSED_FLAG, _flagged, is_flagged
+
+    read = [Message("assistant", "x", tool_calls=(ToolCall("a", "ls", "{}"),)),
+            Message("tool", "r", tool_call_id="a", tool_name="ls"), Message("user", ""),
+            Message.from_dict({"content": "c", "role": "user", "name": "n"}),
+            Message.from_dict({"role": "assistant", "tool_calls": [{"id": "a", "function": {"name": "ls"}}]})]
+    for m in read:
+        flagged = _flagged(m)
+        assert isinstance(flagged._raw, ShapedRaw) and is_flagged(flagged) and _flagged(flagged) is flagged
+        want = {**m.to_dict(), "extra": {PROCESSED_FLAG: True}}
+        for got, expected in ((flagged.to_dict(), want), (flagged.with_content("[gone]").to_dict(),
+                                                           {**want, "content": "[gone]"})):
+            assert got == expected and list(got) == list(expected)
+    held = Message.from_dict({"role": "tool", "content": "r", "extra": {"k": 1}})
+    assert _flagged(held)._raw == {"role": "tool", "content": "r", "extra": {"k": 1, PROCESSED_FLAG: True}}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -353,8 +353,9 @@ def _tool_table(t: Transcript, counts: Sequence[int]) -> list[str]:
     return out
 
 
-def _policy_lines(t: Transcript, config: Any, counter: str, run: Result | None) -> list[str]:
-    """What the policy does with these settings, in one pass and replayed, and why."""
+def _policy_lines(t: Transcript, config: Any, counter: str, r: Mapping[str, Any]) -> list[str]:
+    """What the policy does with these settings, in one pass and replayed (``r``: the
+    replay's ``summary_dict``), and why."""
     spec = spec_for(config)
     single = summary_dict(apply(t.messages, config, counter=counter))
     out = [f"  {spec.label(config)}:"]
@@ -373,8 +374,6 @@ def _policy_lines(t: Transcript, config: Any, counter: str, run: Result | None) 
     else:
         out.append(f"    single pass: changes {single['cleared']} message(s); {_fmt(single['tokens_before'])} -> "
                    f"{_fmt(single['tokens_after'])} tokens ({_change(single['saved_percent'])})")
-    run = run if run is not None else replay(t.messages, config, counter=counter)
-    r = summary_dict(run)
     out.append(f"    replay over {r.get('model_calls', 0)} model call(s): changes {r['cleared']} message(s) at some "
                f"call, {r.get('cache_breaks', 0)} prompt-cache break(s); tokens sent "
                f"{_fmt(r.get('tokens_sent_unreduced', 0))} -> {_fmt(r.get('tokens_sent', 0))}")
@@ -404,7 +403,11 @@ def _conversation_lines(t: Transcript, args: argparse.Namespace, config: Any, pr
     out += [f"  messages: {len(t.messages)} (" + ", ".join(f"{r} {n}" for r, n in roles.most_common()) + ")",
             f"  tokens ({counter_name}): {_fmt(sum(counts))}"]
     out += _tool_table(t, counts)
-    out += _policy_lines(t, config, counter_name, run)
+    # the replay's summary, then the replay let go before the single pass is made (a
+    # 200,000-message run held both at once: its peak)
+    replayed = summary_dict(run if run is not None else replay(t.messages, config, counter=counter_name))
+    del run
+    out += _policy_lines(t, config, counter_name, replayed)
     usage = recorded_usage(t.messages)
     if usage:
         out.append(f"  {usage}")

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..model import Message, utf8_len
+from ..model import Message, ShapedRaw, utf8_len
 from .offload import StorageBackend
 
 if TYPE_CHECKING:
@@ -397,16 +397,24 @@ def replace_result(m: Message, placeholder: str) -> tuple[Message, str]:
     return (m.with_content(placeholder) if m.content != placeholder else m), m.content
 
 
+_FLAGGED: Mapping[str, Any] = {"extra": {PROCESSED_FLAG: True}}
+"""What flagging adds to a message whose source held no ``extra``: one for all (only read)."""
+
+
 def _flagged(m: Message) -> Message:
     """The message with eino's processed flag in its ``extra`` (other keys kept). Only
     the source dict changes, so the copy is made directly (a replay flags every round)."""
     if _raw(m, "extra") is not None and is_flagged(m):
         return m
-    # only read (to_dict copies again on the way out): the calls' source values shared,
-    # not deep-copied for every flagged message of every round
-    raw = dict(m._raw) if m._raw is not None else m.to_dict(shared=True)
-    extra = raw.get("extra")
-    raw["extra"] = {**(extra if isinstance(extra, Mapping) else {}), PROCESSED_FLAG: True}
+    raw: Mapping[str, Any]
+    if m._raw is None:  # no source dict, or one that said only what its fields say: no copy
+        raw = ShapedRaw(m, _FLAGGED)
+    else:
+        # only read (to_dict copies again on the way out): the calls' source values shared,
+        # not deep-copied for every flagged message of every round
+        raw = dict(m._raw) if m._raw is not None else m.to_dict(shared=True)
+        extra = raw.get("extra")
+        raw["extra"] = {**(extra if isinstance(extra, Mapping) else {}), PROCESSED_FLAG: True}
     new = m.with_content(m.content)
     object.__setattr__(new, "_raw", raw)
     return new

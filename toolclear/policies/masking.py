@@ -263,11 +263,12 @@ class OpenHandsEngine:
                     self.call_at[c.id] = i
             elif m.role == "tool":
                 a = self.call_at.get(m.tool_call_id)
-                if a is not None and m.tool_call_id in self.pending[a]:
+                if a is not None and m.tool_call_id in self.pending.get(a, ()):
                     self.pending[a].discard(m.tool_call_id)
                     self.results[a].append(i)
                     self.answers[i] = a
                     if not self.pending[a]:
+                        del self.pending[a]  # answered: an empty set each held 11 MB of a long run
                         self.open.discard(a)
                         touched.update(self._members(a))
                     if a in self.lost:

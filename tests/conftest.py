@@ -64,7 +64,7 @@ SLOW_TESTS = {
     "test_losses_equal_the_definition_rebuilt_at_every_call", "test_real_ctrl_c_never_leaves_a_temp_file_and_reports_truly",
     "test_real_cassette_edit_changes_only_the_cleared_blocks", "test_yaml_bomb_is_refused_fast_and_small",
     "test_every_instrumentation_recorded_anew_reads_the_same", "test_the_app_offers_it_with_its_knobs",
-    "test_every_policy_keeps_pairs_through_every_export",
+    "test_every_policy_keeps_pairs_through_every_export", "test_inspect_of_many_tiny_messages_peaks_within_30_times_the_file",
 }
 """Single tests marked ``slow``: worker processes, a Dask cluster, real signals, the
 definition of a loss rebuilt at every call, instrumentations recorded anew."""

@@ -146,3 +146,31 @@ def test_a_tar_member_past_the_budget_stops_the_listing_at_once(tmp_path, member
     corpus = tc.load_corpus(path)
     assert time.monotonic() - start < 10
     assert corpus.files == () and "payload.bin" in corpus.errors[0][1] and "ARCHIVE_FLOOR" in corpus.errors[0][1]
+
+
+def test_inspect_of_many_tiny_messages_peaks_within_30_times_the_file(tmp_path) -> None:
+    """The worst case of memory per byte (issue 39, item 7): 200,000 messages of about 50
+    bytes, as eino JSON Lines. ``toolclear inspect`` reads them and replays the verdict's
+    sixteen settings; its own peak stays within 30 x the file (it was 40 x). The child is
+    capped at 2 GB of address space so a regression fails here, not the machine."""
+    path = tmp_path / "tiny.jsonl"
+    with open(path, "w", encoding="utf-8") as fh:
+        for i in range(200_000):
+            k = i % 4
+            rec: dict[str, object] = (
+                {"role": "assistant", "tool_calls": [{"id": f"{i}", "function": {"name": "ls"}}]} if k == 0
+                else {"role": "tool", "tool_call_id": f"{i - 1}", "content": "ok"} if k == 1
+                else {"role": "user", "content": "go"} if k == 2 else {"role": "assistant", "content": "k"})
+            fh.write(json.dumps(rec, separators=(",", ":")) + "\n")
+    hwm = tmp_path / "hwm"
+    code = ("import atexit, re, resource, runpy, sys; out, path = sys.argv[1:3]; "
+            "resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30)); atexit.register(lambda: open(out, 'w')"
+            ".write(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1))); "
+            "sys.argv = ['toolclear', 'inspect', path]; runpy.run_module('toolclear', run_name='__main__')")
+    done = subprocess.run([sys.executable, "-c", code, str(hwm), str(path)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert "verdict" in done.stdout and "messages: 200000" in done.stdout
+    peak = int(hwm.read_text()) * 1024
+    assert peak <= 30 * path.stat().st_size, f"{peak / path.stat().st_size:.1f} x the file"
+    assert peak > 5 * path.stat().st_size  # the child's own peak, read

@@ -505,3 +505,27 @@ def test_origins_say_where_each_message_sits_as_the_reader_found_it() -> None:
     assert list(pickle.loads(pickle.dumps(o))) == list(o)
     whole = tc.load(b'{"messages": [{"role": "user", "content": "go"}]}', format="openai")
     assert list(whole.origins) == ["$.messages[0]"]
+
+
+def test_slots_give_back_every_path_they_were_given() -> None:
+    """Write-back places are kept as a line and a shared tail per shape where every path
+    of a message starts at the same line or item, else whole: each reads back as given,
+    through slicing, replacing, deleting, copying and pickling."""
+    import pickle
+
+    from toolclear.formats._base import InJson, Slots, Wrap
+
+    given = [((3, "content"),), (), ((4, "message", "content", 0), (4, "message", "content", 1)),
+             (("messages", 2, "content"),), ((5, "a"), (6, "b")), ((7, InJson(), "x", Wrap("text")),), ((0,),),
+             ((True, "content"),)]
+    s = Slots()
+    for paths in given:
+        s.append(paths)
+    assert list(s) == given and s[2:4] == given[2:4] and len(s) == len(given)
+    s[1] = ((9, "content"),)
+    assert s[1] == ((9, "content"),) and s[0] == given[0]
+    copy = s.copy()
+    del s[3:]
+    assert list(s) == [given[0], ((9, "content"),), given[2]] and len(copy) == len(given)
+    assert list(pickle.loads(pickle.dumps(copy))) == list(copy)
+    assert s._tails[0] is copy._tails[0] and s._heads[0] == 3  # a line kept as a number, its tail shared

@@ -500,6 +500,10 @@ class Slots(Sequence[tuple[Path, ...]]):
         head, tail = self._heads[i], self._tails[i]
         return tail if head < 0 else tuple((head, *p) for p in tail)
 
+    def __iter__(self) -> Iterator[tuple[Path, ...]]:
+        for head, tail in zip(self._heads, self._tails):
+            yield tail if head < 0 else tuple((head, *p) for p in tail)
+
     def __setitem__(self, i: int, paths: Sequence[Path]) -> None:
         self._heads[i], self._tails[i] = self._split(paths)
 

@@ -182,7 +182,7 @@ class _ItemsLive(Live):
             else:
                 todo.append(i)
         if todo:
-            binding = Binding(doc, tuple(b.slots), tuple(before), tuple(b.blanks) if any(b.blanks) else ())
+            binding = Binding(doc, b.slots.copy(), tuple(before), tuple(b.blanks) if any(b.blanks) else ())
             at = {starts[i]: i for i in todo if b.slots[i] and b.slots[i][0][0] == starts[i]}  # item -> its message
             for path, new in binding.edits(shown, "Agents SDK input", todo).items():
                 j = path[0]

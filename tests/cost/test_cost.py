@@ -399,37 +399,3 @@ def test_pricing_keeps_no_replay_messages_alive(model: str) -> None:
         for name, kept in vars(importlib.import_module(info.name)).items():
             if isinstance(kept, KeptFor):
                 assert all(src is not r.messages for src, _ in kept._items.values()), f"{info.name}.{name}"
-
-
-@pytest.mark.parametrize("path", LONG[:3], ids=corpus_id)
-def test_the_run_without_the_policy_is_priced_once_per_run_and_the_same(path) -> None:
-    """Every replay of a run prices the run without its policy the same way: it is kept
-    per run and pricing (half of a calibrated cost's time), and what is kept equals what
-    pricing it afresh gives, for replays of every family, calibrated and not, with and
-    without the log's compactions. The kept arrays are read-only."""
-    import numpy as np
-
-    from toolclear.cost import billing
-
-    t = tc.load_all(path)[0]
-    configs = [NEVER, tc.ClearToolResultConfig(tool_result_token_threshold=2_000, keep_recent_tokens=1_000),
-               tc.parse_policy("masking"), tc.parse_policy("anthropic"), tc.parse_policy("langchain")]
-    for calibrate in (True, False):
-        for marks in (None, ()):
-            billing._without_kept.clear()
-            kept = [tc.cost(tc.replay(t.messages, c), "claude-sonnet-4-5", calibrate=calibrate, compactions=marks)
-                    for c in configs]
-            fresh = []
-            for c in configs:
-                billing._without_kept.clear()
-                fresh.append(tc.cost(tc.replay(t.messages, c), "claude-sonnet-4-5", calibrate=calibrate,
-                                     compactions=marks))
-            for a, b in zip(kept, fresh):
-                assert a.columns_without_policy.keys() == b.columns_without_policy.keys()
-                for k in a.columns_without_policy:
-                    assert np.array_equal(a.columns_without_policy[k], b.columns_without_policy[k]), k
-                assert a.dollars_without_policy == b.dollars_without_policy and a.dollars == b.dollars
-    shared = [c.columns_without_policy["dollars"] for c in kept]
-    assert any(x is shared[0] for x in shared[1:])  # kept, not priced again
-    with pytest.raises(ValueError):
-        shared[0][0] = 1.0

@@ -272,44 +272,6 @@ def _columns_of(result: Result, p: Pricing, overhead: int, scale: float, with_po
     return _price_loop(result, p, overhead, scale, with_policy, cuts, warm, resets, kept, extras, at)
 
 
-def _without_policy(result: Result, p: Pricing, overhead: int, scale: float, cuts: Sequence[int], warm: int,
-                    facts: Any, resets: Mapping[int, int], kept: Any, extras: tuple[int, ...],
-                    compacts: bool) -> Mapping[str, Any]:
-    """The column of the run without the policy: the same for every replay of a run that
-    calls the model at the same messages with the same unreduced context (the replay's
-    prefix sums, one array per run and counter), so kept per run and pricing; a sweep and
-    every slider move price it once (it was half of what a calibrated cost took). Kept
-    only where nothing of the policy's output enters it: the fast path over a Trace, with
-    every earlier thinking re-sent; its arrays are made read-only."""
-    def fresh() -> Mapping[str, Any]:
-        return _columns_of(result, p, overhead, scale, False, cuts, warm, facts, resets, kept, extras, compacts)
-
-    tr = result._trace
-    if facts is None or tr is None or facts.get("think") is not None:
-        return fresh()
-    try:
-        key = (p, overhead, scale, tuple(cuts), warm, tuple(sorted(resets.items())), kept, extras, id(tr.prefix))
-        hash(key)
-    except TypeError:
-        return fresh()
-    ends = facts["ends"]
-    prefix, was, columns = _without_kept.get(result._seen or result.messages,
-                                             lambda: (tr.prefix, ends, _read_only(fresh())), extra=key)
-    if prefix is not tr.prefix or (was is not ends and not _numpy().array_equal(was, ends)):
-        return fresh()
-    return columns
-
-
-def _read_only(columns: Mapping[str, Any]) -> Mapping[str, Any]:
-    for value in columns.values():
-        if hasattr(value, "flags"):
-            value.flags.writeable = False
-    return columns
-
-
-_without_kept: KeptFor[tuple[Any, Any, Mapping[str, Any]]] = KeptFor(8)
-
-
 def _resent(result: Result, extras: Sequence[int]) -> int:
     """What a compaction policy's calls send again after each of its compactions: for a
     policy that says the agent attaches context again (Claude Code's files and todos),
@@ -498,9 +460,9 @@ def cost(result: Result, pricing: Pricing | str | None = None, *, calibrate: boo
         notes.append(f"the policy compacts in place of the log's {len(cuts)} compaction(s): priced without them; "
                      "the run without it compacts as recorded" if cuts else "the policy compacts the context")
     with paused_gc():  # arrays and a few lists, no cycles: nothing for the collector to find
-        with_ = _columns_of(result, p, overhead, scale, True, cuts, warm, facts,
-                            own_resets if compacts else resets, kept, extras, compacts)
-        without = _without_policy(result, p, overhead, scale, cuts, warm, facts, resets, kept, extras, compacts)
+        with_, without = (_columns_of(result, p, overhead, scale, flag, cuts, warm, facts,
+                                      own_resets if flag and compacts else resets, kept, extras, compacts)
+                          for flag in (True, False))
     logged = _log_summarizations(result, cuts, scale)
     own = [(c.at, c.read_tokens or c.tokens_before, c.summary_tokens, c.cached, None) for c in result.compactions
            if c.called] if compacts else logged

@@ -242,7 +242,7 @@ class ToolCall:
         """The call's JSON: its source dict with what changed written over it. A copy
         the caller may change; with ``shared``, the source's nested values are shared
         (for a dict only read: eino's reduction keeps one per flagged message)."""
-        if self._shape is not None:
+        if self._raw is None and self._shape is not None:
             return self._from_shape(self._shape)
         if self._raw is None:
             out: dict[str, Any] = {}

@@ -150,18 +150,16 @@ def test_a_tar_member_past_the_budget_stops_the_listing_at_once(tmp_path, member
 
 def test_inspect_of_many_tiny_messages_peaks_within_30_times_the_file(tmp_path) -> None:
     """The worst case of memory per byte (issue 39, item 7): 200,000 messages of about 50
-    bytes, as eino JSON Lines. ``toolclear inspect`` reads them and replays the verdict's
+    bytes, as JSON Lines of chat messages. ``toolclear inspect`` reads them and replays the verdict's
     sixteen settings; its own peak stays within 30 x the file (it was 40 x). The child is
     capped at 2 GB of address space so a regression fails here, not the machine."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from memory_load import write_tiny  # the file the benchmark's row measures
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
     path = tmp_path / "tiny.jsonl"
-    with open(path, "w", encoding="utf-8") as fh:
-        for i in range(200_000):
-            k = i % 4
-            rec: dict[str, object] = (
-                {"role": "assistant", "tool_calls": [{"id": f"{i}", "function": {"name": "ls"}}]} if k == 0
-                else {"role": "tool", "tool_call_id": f"{i - 1}", "content": "ok"} if k == 1
-                else {"role": "user", "content": "go"} if k == 2 else {"role": "assistant", "content": "k"})
-            fh.write(json.dumps(rec, separators=(",", ":")) + "\n")
+    write_tiny(path, 200_000)
     hwm = tmp_path / "hwm"
     code = ("import atexit, re, resource, runpy, sys; out, path = sys.argv[1:3]; "
             "resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30)); atexit.register(lambda: open(out, 'w')"

@@ -520,19 +520,8 @@ class Message:
         """eino's message JSON; unknown fields of the source dict come back unchanged. A
         copy the caller may change; with ``shared``, nested source values are shared
         (``ToolCall.to_dict``)."""
-        if self._raw is None and self._shape is not None:
-            return self._from_shape(self._shape, shared)
         if self._raw is None:
-            out: dict[str, Any] = {"role": self.role, "content": self.content}
-            if self.tool_calls:
-                out["tool_calls"] = [c.to_dict(shared=shared) for c in self.tool_calls]
-            if self.tool_call_id:
-                out["tool_call_id"] = self.tool_call_id
-            if self.tool_name:
-                out["tool_name"] = self.tool_name
-            if self.name:
-                out["name"] = self.name
-            return out
+            return self._from_shape(self._keys(), shared)
         base = Message.from_dict(self._raw)
         # the caller may change it; the source never does
         out = dict(self._raw) if shared else copy.deepcopy(dict(self._raw))
@@ -542,6 +531,13 @@ class Message:
         if self.tool_calls != base.tool_calls:
             out["tool_calls"] = [c.to_dict(shared=shared) for c in self.tool_calls]
         return out
+
+    def _keys(self) -> tuple[str, ...]:
+        """The keys ``to_dict`` writes for a message that keeps no source dict: its
+        source's (``_shape``), or role and content and each other field it sets."""
+        if self._shape is not None:
+            return self._shape
+        return ("role", "content", *(k for k in _MESSAGE_DEFAULT_KEYS if getattr(self, k)))
 
     def _from_shape(self, shape: tuple[str, ...], shared: bool) -> dict[str, Any]:
         """What the branch over ``_raw`` makes of the dict ``shape`` stands for: its keys in
@@ -570,10 +566,7 @@ class ShapedRaw(Mapping[str, Any]):
     def __init__(self, source: Message, more: Mapping[str, Any]) -> None:
         assert source._raw is None
         self._source, self._more = source, more
-        keys = source._shape
-        if keys is None:  # the keys to_dict writes for a message read without a dict
-            keys = ("role", "content", *(k for k in _MESSAGE_DEFAULT_KEYS if getattr(source, k)))
-        self._keys = tuple(k for k in keys if k not in more)
+        self._keys = tuple(k for k in source._keys() if k not in more)
 
     def __getitem__(self, key: str) -> Any:
         if key in self._more:
@@ -592,8 +585,6 @@ class ShapedRaw(Mapping[str, Any]):
 
 
 _MESSAGE_DEFAULT_KEYS = ("tool_calls", "tool_call_id", "tool_name", "name")
-
-
 _MESSAGE_TEXT_KEYS = ("role", "content", "tool_call_id", "tool_name", "name")
 _MESSAGE_KEYS = frozenset(_MESSAGE_TEXT_KEYS)
 _MESSAGE_SHAPES: dict[tuple[str, ...], tuple[str, ...]] = {}

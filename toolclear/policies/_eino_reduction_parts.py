@@ -412,7 +412,7 @@ def _flagged(m: Message) -> Message:
     else:
         # only read (to_dict copies again on the way out): the calls' source values shared,
         # not deep-copied for every flagged message of every round
-        raw = dict(m._raw) if m._raw is not None else m.to_dict(shared=True)
+        raw = dict(m._raw)
         extra = raw.get("extra")
         raw["extra"] = {**(extra if isinstance(extra, Mapping) else {}), PROCESSED_FLAG: True}
     new = m.with_content(m.content)

@@ -447,6 +447,13 @@ class Message:
     def is_tool_result(self) -> bool:
         return self.role == "tool"
 
+    def with_usage(self, usage: Usage | None) -> Message:
+        """A copy with what its model call cost (readers attach it once the call is read):
+        every other field as it is, the strings already the message's own."""
+        new = self.with_content(self.content)
+        object.__setattr__(new, "usage", usage)
+        return new
+
     def with_content(self, content: str) -> Message:
         """A copy with other content: the only change the policy ever makes.
 

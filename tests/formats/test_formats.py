@@ -434,6 +434,51 @@ def test_the_misread_checks_walk_counts_as_the_plain_walk(path) -> None:
     assert _looks_like_tool_output(doc) == sum(_plain_tool_output(r) for r in roots)
 
 
+@pytest.mark.parametrize("path", CORPUS_FILES + FORMAT_FILES, ids=corpus_id)
+def test_the_misread_walk_stops_early_only_where_the_whole_walk_agrees(path) -> None:
+    """Given ``enough``, the walk may stop on a bound: whenever it does (a result at most
+    ``enough``), the whole walk's count is at most that bound, and above ``enough`` both
+    say the same. Checked on every real file at every threshold the decision turns on."""
+    from toolclear.formats import _looks_like_tool_output
+    from toolclear.formats._doc import parse
+
+    doc = parse(path.read_bytes())
+    whole = _looks_like_tool_output(doc)
+    if whole is None:
+        return
+    stopped = 0
+    for enough in sorted({0, 1, 1_000, whole // 2, max(whole - 1, 0), whole, whole + 1, whole * 2,
+                          len(doc.data), len(doc.data) * 4}):
+        early = _looks_like_tool_output(doc, enough)
+        assert early is not None
+        assert (early > enough) == (whole > enough), enough
+        assert whole <= early
+        stopped += early != whole
+    if doc.kind == "jsonl" and len(list(doc.records())) > 3 and whole:
+        assert stopped, "the walk never stopped early"
+
+
+def test_nan_inside_a_string_is_no_number_where_orjson_reads_the_line() -> None:
+    """A log whose tool output *mentions* NaN writes no NaN as a number: orjson refuses a
+    non-finite number, so only the lines it refused are looked at (the scan of the whole
+    file was a tenth of reading a corpus); a real one in a usage count is still said."""
+    from toolclear.formats import _doc
+
+    if _doc._fast_loads is None:
+        pytest.fail("orjson is in the test requirements")
+    said = [{"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": 'pandas printed {"x": NaN, "y": [Infinity]}'},
+        {"role": "assistant", "content": "done"}]
+    lines = "\n".join(json.dumps(m) for m in said)
+    t = tc.load(lines.encode(), name="t.jsonl")
+    assert "NaN" in t.messages[1].content
+    assert not any("where a number belongs" in n for n in t.notes)
+    real = lines.replace('"content": "done"', '"content": "done", "usage": {"prompt_tokens": NaN}')
+    t = tc.load(real.encode(), name="t.jsonl")
+    assert any("writes NaN where a number belongs" in n for n in t.notes)
+
+
 def test_jsonl_records_are_let_go_after_reading_and_parsed_again_for_writing(tmp_path: Path) -> None:
     """A loaded JSON Lines log keeps its bytes and line offsets, not every parsed record
     (the largest part of a log of many small messages); a record asked for afterwards is

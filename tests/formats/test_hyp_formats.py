@@ -247,3 +247,22 @@ def test_non_finite_in_finds_what_the_regex_finds(pieces: list[bytes]) -> None:
     data = b"".join(pieces)
     hit = _NON_FINITE.search(data)
     assert non_finite_in(data) == (hit.group(1).decode() if hit else "")
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(alphabet=st.characters(codec="utf-8"))
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.one_of(st.text(max_size=8), st.integers(), st.booleans(), st.none(), st.floats()), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(_json_values)
+@settings(max_examples=hypothesis_examples(400), deadline=None)
+def test_compact_json_writes_what_json_dumps_writes(value: Any) -> None:
+    """``compact_json`` keeps the stdlib's C encoder set up once: every value (NaN, tiny
+    floats, non-string keys, lone surrogates) comes out as ``json.dumps`` writes it."""
+    from toolclear.formats._base import compact_json
+
+    assert compact_json(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)

@@ -50,6 +50,41 @@ def test_claude_code_keeps_every_result_of_parallel_calls(path) -> None:
             assert m.tool_call_id in seen
 
 
+@pytest.mark.parametrize("path", CC, ids=lambda p: p.name[:40])
+def test_a_reply_split_over_lines_is_one_message_with_all_its_text(path) -> None:
+    """Claude Code writes a reply a block a line (thinking, then text, then each call).
+    The message read is the whole reply: its text without the thinking (what clear_thinking
+    leaves) is every text block of every line of that reply, read here with json alone.
+    It held the first line's alone: clearing thinking dropped the reply's words."""
+    texts: dict[str, list[str]] = {}
+    thinking: dict[str, int] = {}
+    for line in path.read_text().splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        msg = rec.get("message") if isinstance(rec, dict) and rec.get("type") == "assistant" else None
+        if not isinstance(msg, dict) or not isinstance(msg.get("content"), list) or rec.get("isSidechain"):
+            continue
+        for block in msg["content"]:
+            kind = block.get("type") if isinstance(block, dict) else None
+            if kind == "text":
+                texts.setdefault(msg["id"], []).append(block["text"])
+            elif kind in ("thinking", "redacted_thinking"):
+                thinking[msg["id"]] = thinking.get(msg["id"], 0) + 1
+    t = tc.load(path)
+    lines = path.read_text().splitlines()
+    checked = 0
+    for i, m in enumerate(t.messages):
+        if m.role != "assistant" or not (m.meta or {}).get("thinking"):
+            continue
+        reply = json.loads(lines[t.origins.line(i)])["message"]["id"]  # the reply's first line
+        assert m.meta["without_thinking"] == "\n".join(x for x in texts.get(reply, []) if x)
+        assert len(m.meta["thinking"]) == thinking[reply]
+        checked += 1
+    assert checked == sum(1 for n in thinking.values() if n)
+
+
 def test_parallel_results_are_rewritten_on_export() -> None:
     path = DATA / "corpus" / "claude_code" / "entire-cli_cc-2.1.37_large_4c-ff5845d5a2.jsonl"
     t = tc.load(path)

@@ -542,15 +542,20 @@ def recorded_cost(messages: Sequence[Message], pricing: Pricing | str | None = N
     fixed = resolve(pricing) if pricing is not None else None
     calls, notes, unknown = [], [], set()
     compactions: list[CallCost] = []  # what the provider billed apart for its compactions
+    by_model: dict[str, Pricing | None] = {}  # a session names a model or two: looked up once each
     for i, m in enumerate(messages):
         u = m.usage
         if m.role != "assistant" or u is None or u.model == SYNTHETIC_MODEL:
             continue
         p = fixed
         if p is None:
-            try:
-                p = pricing_for(u.model)
-            except ConfigError:
+            if u.model not in by_model:
+                try:
+                    by_model[u.model] = pricing_for(u.model)
+                except ConfigError:
+                    by_model[u.model] = None
+            p = by_model[u.model]
+            if p is None:
                 unknown.add(u.model or "(none)")
                 continue
         calls.append(_billed_call(i, u, p))

@@ -26,6 +26,7 @@ __all__ = [
     "token_count",
     "Builder",
     "Wrap",
+    "TEXT_INSIDE",
     "FormatReader",
     "compact_json",
     "parts_text",
@@ -188,8 +189,29 @@ def _located(in_line: bool, path: Path) -> str:
     return f"line {path[0] + 1}: {render_path(path[1:])}" if in_line else render_path(path)
 
 
+def _compact_encoder() -> Any:
+    """The stdlib's C encoder set up once as ``compact_json``'s ``json.dumps`` sets it up
+    on every call (a tool call's arguments are encoded once per call read: setting it up
+    was over half of that)."""
+    try:
+        from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
+    except ImportError:  # pragma: no cover - CPython has it
+        return None
+    if c_make_encoder is None:  # pragma: no cover
+        return None
+    return c_make_encoder(None, str, encode_basestring, None, ":", ",", False, False, True)
+
+
+_COMPACT = _compact_encoder()
+
+
 def compact_json(value: Any) -> str:
     """How a non-text part is shown and counted: compact JSON, non-ASCII kept."""
+    if _COMPACT is not None and (value.__class__ is dict or value.__class__ is list):
+        try:
+            return "".join(_COMPACT(value, 0))
+        except RecursionError:  # deep, or a value that holds itself: json.dumps says which
+            pass
     # default=str: YAML cassettes can hold dates and other values JSON has no type for
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
@@ -271,6 +293,17 @@ class Wrap:
 
 
 @dataclass(frozen=True, slots=True)
+class TextInside:
+    """The last step of a slot that stands for the strings inside the value at the path
+    before it that hold the result's text (``result_text_paths`` of that value and the
+    message's original content): worked out when the file is written, not while it is
+    read (Claude Code's ``toolUseResult``: a tenth of reading a corpus of sessions)."""
+
+
+TEXT_INSIDE = TextInside()
+
+
+@dataclass(frozen=True, slots=True)
 class Binding:
     """Ties a transcript to its document: where each message's content lives."""
 
@@ -330,13 +363,23 @@ class Binding:
                     source=label,
                 )
             for path in self.slots[i]:
-                if path and isinstance(path[-1], Wrap):
-                    out[path[:-1]] = {path[-1].key: new.content}
-                else:
-                    out[path] = new.content
+                self._place(out, path, new.content, old.content)
             for path in self.blanks[i] if self.blanks else ():
                 out[path] = ""
         return _embedded_edits(self.doc, out, label)
+
+    def _place(self, out: dict[Path, Any], path: Path, text: str, was: str) -> None:
+        """Where one slot puts a message's new text."""
+        if path and isinstance(path[-1], Wrap):
+            out[path[:-1]] = {path[-1].key: text}
+        elif path and path[-1] is TEXT_INSIDE:
+            node: Any = self.doc.value
+            for step in path[:-1]:
+                node = node[step]
+            for inner in result_text_paths(node, path[:-1], was):
+                out[inner] = text
+        else:
+            out[path] = text
 
 
 def _embedded_edits(doc: Document, edits: dict[Path, Any], label: str) -> dict[Path, Any]:
@@ -555,9 +598,7 @@ class Builder:
         """Merge more of an assistant reply (split over several records) into one message."""
         old = self.messages[index]
         kept = tuple((old.meta or {}).get("thinking", ())) + tuple(thinking)
-        for call in calls:
-            if call.id:
-                self._calls[call.id] = call.name
+        self.note_calls(calls)
         text = old.content + ("\n" if old.content and content else "") + content
         self.messages[index] = Message(
             role=old.role, content=text, tool_calls=old.tool_calls + tuple(calls), name=old.name,
@@ -566,9 +607,15 @@ class Builder:
         self.slots[index] = ()
         self.blanks[index] = ()
 
+    def note_calls(self, calls: Sequence[ToolCall]) -> None:
+        """Calls a message holds, by id: the results after them take their names."""
+        for call in calls:
+            if call.id:
+                self._calls[call.id] = call.name
+
     def set_usage(self, index: int, usage: Usage) -> None:
         """Attach what the model call that produced message ``index`` cost."""
-        self.messages[index] = replace(self.messages[index], usage=usage)
+        self.messages[index] = self.messages[index].with_usage(usage)
 
     def tool_name_for(self, call_id: str) -> str:
         """The name of the most recent call with this id ("" if none)."""

@@ -388,6 +388,70 @@ def read_anthropic(doc: Document, conv: Conversation, b: Builder) -> None:
     _note_roles_and_pairs(b)
 
 
+@dataclass(slots=True)
+class Reply:
+    """An Anthropic assistant message's blocks as read: Claude Code writes one reply over
+    several lines (a block a line), and the parts add up to the one message the model
+    sent, whose text and calls are its blocks' in order."""
+
+    texts: list[str]
+    calls: list[ToolCall]
+    thinking: list[str]
+    said: list[str]  # the texts but the thinking
+    compaction: bool = False
+    lines: int = 1
+
+    @classmethod
+    def read(cls, doc: Document, blocks: list[Any], cpath: Path) -> Reply:
+        texts: list[str] = []
+        calls: list[ToolCall] = []
+        thinking: list[str] = []
+        said: list[str] = []
+        compaction = False
+        for j, block in enumerate(blocks):
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                calls.append(
+                    ToolCall(
+                        id=_str_or_empty(doc, block, "id", cpath + (j,)),
+                        name=_str_or_empty(doc, block, "name", cpath + (j,)),
+                        arguments=_arguments(doc, block.get("input"), cpath + (j, "input")),
+                        _raw=block,
+                    )
+                )
+                continue
+            texts.append(_anthropic_block_text(block))
+            kind = block.get("type") if isinstance(block, dict) else None
+            if kind in ("thinking", "redacted_thinking"):
+                thinking.append(texts[-1])
+            else:
+                said.append(texts[-1])
+            compaction = compaction or kind == "compaction"
+        # one text per line, as the lines are joined
+        return cls(["\n".join(texts)], calls, thinking, ["\n".join(said)], compaction)
+
+    def extend(self, more: Reply) -> None:
+        """The next line of the same reply."""
+        self.texts += more.texts
+        self.calls += more.calls
+        self.thinking += more.thinking
+        self.said += more.said
+        self.compaction = self.compaction or more.compaction
+        self.lines += 1
+
+    def message(self, usage: Usage | None = None) -> Message:
+        """The reply as one message; its meta holds the thinking blocks and the text
+        without them (what a clear_thinking edit leaves), and the API's server-side
+        compaction (compact_20260112: later requests drop what came before it)."""
+        meta: dict[str, Any] | None = None
+        if self.thinking:
+            meta = {"thinking": tuple(self.thinking), "without_thinking": "\n".join(t for t in self.said if t)}
+        if self.compaction:
+            meta = {**(meta or {}), "compaction": {"trigger": "auto", "summary": True,
+                                                   "source": "anthropic compaction block"}}
+        return Message(role="assistant", content="\n".join(t for t in self.texts if t), tool_calls=tuple(self.calls),
+                       meta=meta, usage=usage)
+
+
 def read_anthropic_blocks(
     doc: Document,
     role: str,
@@ -406,32 +470,7 @@ def read_anthropic_blocks(
     """
     added: list[int] = []
     if role == "assistant":
-        texts, calls, thinking, said = [], [], [], []  # said: the texts but the thinking
-        for j, block in enumerate(blocks):
-            if isinstance(block, dict) and block.get("type") == "tool_use":
-                calls.append(
-                    ToolCall(
-                        id=_str_or_empty(doc, block, "id", cpath + (j,)),
-                        name=_str_or_empty(doc, block, "name", cpath + (j,)),
-                        arguments=_arguments(doc, block.get("input"), cpath + (j, "input")),
-                        _raw=block,
-                    )
-                )
-            else:
-                texts.append(_anthropic_block_text(block))
-                if isinstance(block, dict) and block.get("type") in ("thinking", "redacted_thinking"):
-                    thinking.append(texts[-1])
-                else:
-                    said.append(texts[-1])
-        # the thinking blocks, and the text without them (what a clear_thinking edit leaves)
-        meta: dict[str, Any] | None = {"thinking": tuple(thinking), "without_thinking": "\n".join(said)} \
-            if thinking else None
-        if any(isinstance(block, dict) and block.get("type") == "compaction" for block in blocks):
-            # the API's server-side compaction (compact_20260112): later requests drop what came before it
-            meta = {**(meta or {}), "compaction": {"trigger": "auto", "summary": True,
-                                                   "source": "anthropic compaction block"}}
-        added.append(b.add(Message(role=role, content="\n".join(texts), tool_calls=tuple(calls), meta=meta), (),
-                           origin))
+        added.append(b.add(Reply.read(doc, blocks, cpath).message(), (), origin))
         return added
     pending: list[str] = []
 

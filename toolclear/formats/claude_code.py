@@ -24,18 +24,17 @@ from typing import Any
 
 from ..model import Message, Transcript, Usage
 from ._base import (
+    TEXT_INSIDE,
     Builder,
     FormatReader,
     Origins,
     compaction_usage,
-    content_text,
     json_type,
-    result_text_paths,
     str_or_none,
     token_count,
 )
 from ._doc import BadLine, Document
-from .chat import read_anthropic_blocks
+from .chat import Reply, read_anthropic_blocks
 
 __all__ = ["ClaudeCodeFormat"]
 
@@ -327,6 +326,7 @@ class ClaudeCodeFormat(FormatReader):
         b = Builder(jl)
         b.warnings.extend(warnings)
         by_reply: dict[str, int] = {}
+        replies: dict[int, Reply] = {}  # each reply's lines so far, made one message at the end
         usages: dict[int, Usage] = {}
         merged = 0
         for i in lines:
@@ -341,32 +341,33 @@ class ClaudeCodeFormat(FormatReader):
             if not isinstance(content, list):
                 b.warnings.append(f"line {i + 1}: message content is {json_type(content)}; kept as it is")
                 continue
-            reply = msg.get("id") if role == "assistant" else None
-            if isinstance(reply, str) and reply in by_reply:
-                index = by_reply[reply]
-                extra = Builder(jl)
-                read_anthropic_blocks(jl, role, content, cpath, extra, origin=(i,))
-                part = extra.messages[0]
-                b.extend_calls(index, part.tool_calls, part.content, (part.meta or {}).get("thinking", ()))
+            if role == "assistant":
+                reply = msg.get("id")
+                part = Reply.read(jl, content, cpath)
+                index = by_reply.get(reply) if isinstance(reply, str) else None
+                if index is None:
+                    index = b.add(part.message(), (), (i,))
+                    if isinstance(reply, str):
+                        by_reply[reply] = index
+                        replies[index] = part
+                else:
+                    replies[index].extend(part)
+                    b.note_calls(part.calls)
+                    merged += 1
                 usage = read_usage(rec)
                 if usage is not None:  # each line of a split reply repeats it; the last is final
                     usages[index] = usage
-                merged += 1
                 continue
             results = sum(1 for blk in content if isinstance(blk, dict) and blk.get("type") == "tool_result")
-            extra_slots: list[tuple[Any, ...]] = []
-            if results == 1 and "toolUseResult" in rec:
-                block = next(blk for blk in content if isinstance(blk, dict) and blk.get("type") == "tool_result")
-                result = content_text(block.get("content"), jl, cpath) if isinstance(
-                    block.get("content"), (str, list)) else ""
-                extra_slots = [(i, *p) for p in result_text_paths(rec["toolUseResult"], ("toolUseResult",), result)]
-            added = read_anthropic_blocks(jl, role, content, cpath, b, origin=(i,), extra_slots=extra_slots)
-            if isinstance(reply, str) and added:
-                by_reply[reply] = added[0]
-            if role == "assistant" and added:
-                usage = read_usage(rec)
-                if usage is not None:
-                    usages[added[0]] = usage
+            # the result's text inside toolUseResult too: which of its strings hold it is
+            # worked out on export (TEXT_INSIDE), from the line and the result read here
+            extra_slots = [(i, "toolUseResult", TEXT_INSIDE)] if results == 1 and "toolUseResult" in rec else []
+            read_anthropic_blocks(jl, role, content, cpath, b, origin=(i,), extra_slots=extra_slots)
+        for index, reply_ in replies.items():
+            if reply_.lines > 1:
+                b.messages[index] = reply_.message(usages.pop(index, None))
+        for index, usage in usages.items():
+            b.set_usage(index, usage)
         if merged:
             b.notes.append(f"{merged} assistant lines continuing an earlier reply were merged into it")
         if unknown:
@@ -374,8 +375,6 @@ class ClaudeCodeFormat(FormatReader):
             more = f" and {len(unknown) - 8} more" if len(unknown) > 8 else ""
             b.notes.append(f"{sum(unknown.values())} lines of types toolclear does not know ({kinds}{more}) "
                            "are kept byte for byte")
-        for index, usage in usages.items():
-            b.set_usage(index, usage)
         b.notes.append("tool results are rewritten in message.content and in toolUseResult on export")
         return b.build(self.name, id=id, source=source, title=title, container="claude-code session")
 

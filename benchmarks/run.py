@@ -210,10 +210,11 @@ def media_costing() -> list[Row]:
 
 def _forget_transcripts() -> None:
     """Drop what pricing and calibration keep per transcript (not the token counts)."""
-    from toolclear.cost import calibration, logfacts, media
+    from toolclear.cost import billing, calibration, logfacts, media, per_run
 
     for kept in (logfacts._log_facts_kept, logfacts._log_arrays_kept, logfacts._one_hour_kept, logfacts._resets_kept,
-                 calibration._calibrations, media._facts_kept):
+                 calibration._calibrations, media._facts_kept, billing._fit_kept, per_run._after_cuts_kept, per_run._merged_kept,
+                 billing._extras_kept, billing._summarizations_kept):
         kept.clear()
 
 

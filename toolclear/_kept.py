@@ -7,7 +7,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar
 
-__all__ = ["KeptFor"]
+__all__ = ["KeptFor", "Same"]
 
 V = TypeVar("V")
 
@@ -49,3 +49,20 @@ class KeptFor(Generic[V]):
         """What is kept for ``source``, under any ``extra``."""
         with self._lock:
             return [v for (i, _), (src, v) in self._items.items() if i == id(source) and src is source]
+
+
+class Same:
+    """A part of a ``KeptFor`` key that matches only the very same object (a mapping
+    or a long tuple kept elsewhere: hashing its contents on every lookup cost more than
+    the value kept); it holds the object, so its id cannot be reused meanwhile."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Same) and other.obj is self.obj

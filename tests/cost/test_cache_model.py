@@ -90,7 +90,7 @@ def test_cost_of_a_compacted_session_is_the_call_by_call_reference(path) -> None
     calls) gives, call for call, what the reference loop gives, with and without each
     policy, calibrated, for Anthropic's cache and a prefix cache."""
     from toolclear.cost import billing as cost_mod
-    from toolclear.cost import cache_model, cache_reference, logfacts
+    from toolclear.cost import cache_model, cache_reference, logfacts, per_run
 
     from ..policies.test_all_policies import POLICIES
 
@@ -105,7 +105,7 @@ def test_cost_of_a_compacted_session_is_the_call_by_call_reference(path) -> None
             p = c.pricing
             resets = logfacts.cache_resets(msgs, p.ttl_seconds, cuts) if p.cache != "none" else {}
             if p.cache != "none":  # what the first call after each compaction read, as recorded
-                resets = {**cost_mod._after_cuts(msgs, cuts), **resets}
+                resets = {**per_run.after_cuts(msgs, cuts), **resets}
             kept = cache_model.thinking_kept(p.model or p.name)
             warm = cost_mod._warm_start(rp) if c.calibrated_on else 0
             assert len(c.segment_extras) in (0, len(cuts) + 1)
@@ -169,3 +169,22 @@ def test_the_reference_prefix_tree_holds_the_prefix_sums(n: int) -> None:
         tree.set(i, v)
         values[i] = v
     assert [tree.prefix(i) for i in range(n + 1)] == [sum(values[:i]) for i in range(n + 1)]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_last_hit_at_or_before_each_call_is_the_running_maximum(seed) -> None:
+    """``_last_true`` repeats each hit over its run on sparse masks (first calls after a
+    compaction, resets) and takes a running maximum on dense ones: either way what the
+    running maximum of the hit positions gives, at every density, empty and full."""
+    import numpy as np
+
+    from toolclear.cost.cache_model import _last_true
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 400))
+    mask = rng.random(n) < [0.0, 0.01, 0.1, 0.2, 0.5, 1.0][seed % 6]
+    idx = np.arange(n, dtype=np.int32)
+    minus = np.full(n, -1, dtype=np.int32)
+    want = np.maximum.accumulate(np.where(mask, idx, minus))
+    assert np.array_equal(_last_true(mask, idx, minus), want)
+    assert np.array_equal(_last_true(mask, idx, minus, np.flatnonzero(mask).astype(np.int32)), want)

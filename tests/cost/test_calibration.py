@@ -108,3 +108,27 @@ def test_after_a_compaction_only_what_follows_it_comes_off() -> None:
         since = sum(r.token_counts[j] - r.token_counts_after[j] for j in range(cut, s.call_index)
                     if r.cleared_at[j] is not None and r.cleared_at[j] <= s.call_index)
         assert s.context_tokens == max(0, s.context_tokens_unreduced - round(cal.scale * since))
+
+
+@pytest.mark.parametrize("path", SESSIONS[:4], ids=lambda p: p.name)
+def test_the_calibration_over_arrays_is_the_one_call_by_call(path, monkeypatch) -> None:
+    """The fit reads the log's usage as arrays (the first 10 % of calls, their cuts, their
+    prompts at once); without numpy it walks the calls one by one. Both give the same
+    calibration, on the real sessions and on one whose first tenth recorded nothing."""
+    from toolclear.cost import calibration, logfacts
+
+    t = tc.load(path)
+    blank = tuple(m if m.role != "assistant" or k > len(t.messages) // 5 else
+                  tc.Message(m.role, m.content, m.tool_calls) for k, m in enumerate(t.messages))
+    for msgs in (t.messages, blank):
+        calibration._calibrations.clear()
+        fast = tc.calibrate(msgs)
+        calibration._calibrations.clear()
+        with monkeypatch.context() as m:
+            m.setattr(logfacts, "_numpy", lambda: None)
+            slow = tc.calibrate(msgs)
+        assert fast.fitted and fast.fitted == slow.fitted
+        assert (fast.overhead_tokens, fast.scale, fast.cuts, fast.notes) == (
+            slow.overhead_tokens, slow.scale, slow.cuts, slow.notes)
+        assert dict(fast.prompts) == dict(slow.prompts)
+    calibration._calibrations.clear()

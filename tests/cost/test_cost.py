@@ -399,3 +399,48 @@ def test_pricing_keeps_no_replay_messages_alive(model: str) -> None:
         for name, kept in vars(importlib.import_module(info.name)).items():
             if isinstance(kept, KeptFor):
                 assert all(src is not r.messages for src, _ in kept._items.values()), f"{info.name}.{name}"
+
+
+@pytest.mark.parametrize("path", LONG[:3], ids=corpus_id)
+def test_the_run_without_the_policy_is_kept_from_its_second_pricing_and_the_same(path) -> None:
+    """Every replay of a run prices the run without its policy the same way: from the
+    run's second pricing it is kept per run and pricing (a one-off pricing keeps
+    nothing), and what is kept equals what pricing it afresh gives, for replays of every
+    family, calibrated and not, with and without the log's compactions. The kept arrays
+    are read-only; so are the run's call facts every replay shares."""
+    import numpy as np
+
+    from toolclear.cost import cache_model, per_run
+
+    t = tc.load_all(path)[0]
+    configs = [NEVER, tc.ClearToolResultConfig(tool_result_token_threshold=2_000, keep_recent_tokens=1_000),
+               tc.parse_policy("masking"), tc.parse_policy("anthropic"), tc.parse_policy("langchain")]
+
+    def forget() -> None:
+        for kept in (per_run._without_kept, cache_model._run_facts_kept):
+            kept.clear()
+    for calibrate in (True, False):
+        for marks in (None, ()):
+            forget()
+            first = tc.cost(tc.replay(t.messages, configs[0]), "claude-sonnet-4-5", calibrate=calibrate,
+                            compactions=marks)
+            assert all(slot.columns is None for _, slot in per_run._without_kept._items.values())
+            kept = [first] + [tc.cost(tc.replay(t.messages, c), "claude-sonnet-4-5", calibrate=calibrate,
+                                      compactions=marks) for c in configs[1:]]
+            fresh = []
+            for c in configs:
+                forget()
+                fresh.append(tc.cost(tc.replay(t.messages, c), "claude-sonnet-4-5", calibrate=calibrate,
+                                     compactions=marks))
+            for a, b in zip(kept, fresh):
+                assert a.columns_without_policy.keys() == b.columns_without_policy.keys()
+                for k in a.columns_without_policy:
+                    assert np.array_equal(a.columns_without_policy[k], b.columns_without_policy[k]), k
+                    assert np.array_equal(a.columns[k], b.columns[k]), k
+                assert a.dollars_without_policy == b.dollars_without_policy and a.dollars == b.dollars
+    shared = [c.columns_without_policy["dollars"] for c in kept]
+    assert any(x is shared[2] for x in shared[3:])  # kept from the second pricing, not priced again
+    with pytest.raises(ValueError):
+        shared[2][0] = 1.0
+    with pytest.raises(ValueError):
+        kept[2].columns["output_tokens"][0] = 1

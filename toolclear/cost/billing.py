@@ -18,7 +18,7 @@ from itertools import accumulate
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._gc import paused_gc
-from .._kept import KeptFor
+from .._kept import KeptFor, Same
 from ..counters import prefix_sums
 from ..errors import ConfigError
 from ..model import Message, Usage, reply_time
@@ -49,6 +49,7 @@ from .logfacts import (
     cache_resets,
     compactions_of,
 )
+from .per_run import with_after_cuts, without_policy
 from .prices import MAX_PRICE, PRICING, CacheKind, Pricing, pricing_for, resolve
 
 if TYPE_CHECKING:
@@ -175,6 +176,17 @@ def _fit(result: Result, overhead: int, cuts: Sequence[int], prior: float = 1.0)
     log = _log_of(result)
     if not budget or not _log_facts(log)[1]:  # no call to fit on
         return overhead, prior, 0
+    # a fact of the run: every replay of it calls where the log did, from the same counts
+    return _fit_kept.get(result.token_counts, lambda: _fit_arrays(result, log, budget, overhead, cuts, prior),
+                         extra=(id(log), budget, overhead, tuple(cuts), prior))
+
+
+_fit_kept: KeptFor[tuple[int, float, int]] = KeptFor(8)
+
+
+def _fit_arrays(result: Result, log: Sequence[Message], budget: int, overhead: int, cuts: Sequence[int],
+                prior: float) -> tuple[int, float, int]:
+    np = _numpy()
     tr = result._trace
     ends = (_ints(tr.ends)[:budget] if tr is not None else
             np.fromiter((s.call_index for s in result.steps[:budget]), dtype=np.int64, count=budget))
@@ -295,7 +307,7 @@ def _compacts(result: Result) -> bool:
 
 
 def _log_summarizations(result: Result, cuts: Sequence[int],
-                        scale: float) -> list[tuple[int, int, int, bool, Usage | None]]:
+                        scale: float) -> tuple[tuple[int, int, int, bool, Usage | None], ...]:
     """(call, context before, summary tokens, cached, billed) of each compaction the log
     records: the context as the log records it (Claude Code's pre-compaction tokens, else
     the prompt of the last recorded call before it), the summary as the transcript holds
@@ -306,11 +318,11 @@ def _log_summarizations(result: Result, cuts: Sequence[int],
                                     extra=(id(log), tuple(cuts), scale, result.mode, len(result.steps)))
 
 
-_summarizations_kept: KeptFor[list[tuple[int, int, int, bool, Usage | None]]] = KeptFor(8)
+_summarizations_kept: KeptFor[tuple[tuple[int, int, int, bool, Usage | None], ...]] = KeptFor(8)
 
 
 def _log_summarizations_of(result: Result, log: Sequence[Message], cuts: Sequence[int],
-                           scale: float) -> list[tuple[int, int, int, bool, Usage | None]]:
+                           scale: float) -> tuple[tuple[int, int, int, bool, Usage | None], ...]:
     from .logfacts import context_before, log_compactions
 
     by_index = {c.position: c for c in log_compactions(log)}
@@ -327,7 +339,7 @@ def _log_summarizations_of(result: Result, log: Sequence[Message], cuts: Sequenc
         summary = round(scale * result.token_counts[cut]) if c is None or c.summary else 0
         u = log[cut].usage
         out.append((ends[pos], before, summary, True, u.compaction if u is not None else None))
-    return out
+    return tuple(out)
 
 
 def _summarizations(compactions: Sequence[tuple[int, int, int, bool, Usage | None]],
@@ -335,7 +347,16 @@ def _summarizations(compactions: Sequence[tuple[int, int, int, bool, Usage | Non
     """Each compaction's summarization call priced: as the log billed it where it records
     the call (Anthropic's ``usage.iterations``), else modelled: it sends the context it
     compacts (a prefix the cache holds from the call before, read from it where the
-    provider caches and the policy lets it) and writes the summary."""
+    provider caches and the policy lets it) and writes the summary. The log's own (a
+    kept tuple) are priced once per pricing."""
+    return _priced_kept.get(compactions, lambda: _summarizations_of(compactions, p), extra=p)
+
+
+_priced_kept: KeptFor[tuple[CallCost, ...]] = KeptFor(8)
+
+
+def _summarizations_of(compactions: Sequence[tuple[int, int, int, bool, Usage | None]],
+                       p: Pricing) -> tuple[CallCost, ...]:
     out = []
     for at, before, summary, cached, billed in compactions:
         if billed is not None:
@@ -358,24 +379,6 @@ def _billed_call(at: int, u: Usage, p: Pricing) -> CallCost:
     inp = p.dollars(u.input_tokens, u.cache_write_tokens - one_h, u.cache_read_tokens, 0) + one_h * write_1h / 1e6
     return CallCost(at, u.prompt_tokens, u.input_tokens, u.cache_write_tokens, u.cache_read_tokens,
                     u.output_tokens, inp + p.dollars(0, 0, 0, u.output_tokens), inp)
-
-
-def _after_cuts(messages: Sequence[Message], cuts: Sequence[int]) -> dict[int, int]:
-    """The first recorded call after each of the log's compactions -> what it read from
-    the cache: the prefix that outlived the compaction (system prompt and tools), a fact
-    of the run like ``cache_resets``."""
-    out: dict[int, int] = {}
-    recorded = _log_facts(messages)[1]
-    for cut in cuts:
-        k = bisect_left(recorded, cut)
-        while k < len(recorded):
-            m = messages[recorded[k]]
-            u = m.usage
-            if m.role == "assistant" and u is not None and u.prompt_tokens > 0 and u.model != SYNTHETIC_MODEL:
-                out[recorded[k]] = u.cache_read_tokens
-                break
-            k += 1
-    return out
 
 
 def _warm_start(result: Result) -> int:
@@ -443,10 +446,11 @@ def cost(result: Result, pricing: Pricing | str | None = None, *, calibrate: boo
         notes.append(f"{len(cuts)} compaction(s) in the log: later calls send only what follows the last one")
     if one_hour:
         notes.append("the log wrote 1-hour cache entries: the cache lives an hour and writes cost the 1-hour rate")
-    resets = cache_resets(result._seen or result.messages, p.ttl_seconds, cuts) if p.cache != "none" else {}
+    resets: Mapping[int, int] = cache_resets(result._seen or result.messages, p.ttl_seconds, cuts) \
+        if p.cache != "none" else {}
     own_resets = resets  # a compaction policy's run keeps the log's cache drops, not what followed its compactions
     if calibrate and cuts and p.cache != "none":
-        resets = {**_after_cuts(result._seen or result.messages, cuts), **resets}
+        resets = with_after_cuts(result._seen or result.messages, cuts, resets)
     if resets:
         notes.append(f"the log's cache held only its first tokens at {len(resets)} call(s) within its lifetime (the "
                      "client or the provider dropped the rest): so it does in the simulation, with or without the "
@@ -460,18 +464,21 @@ def cost(result: Result, pricing: Pricing | str | None = None, *, calibrate: boo
         notes.append(f"the policy compacts in place of the log's {len(cuts)} compaction(s): priced without them; "
                      "the run without it compacts as recorded" if cuts else "the policy compacts the context")
     with paused_gc():  # arrays and a few lists, no cycles: nothing for the collector to find
-        with_, without = (_columns_of(result, p, overhead, scale, flag, cuts, warm, facts,
-                                      own_resets if flag and compacts else resets, kept, extras, compacts)
-                          for flag in (True, False))
+        with_ = _columns_of(result, p, overhead, scale, True, cuts, warm, facts,
+                            own_resets if compacts else resets, kept, extras, compacts)
+        without = without_policy(
+            result, facts, (p, overhead, scale, Same(cuts), warm, Same(resets), kept, extras),
+            lambda: _columns_of(result, p, overhead, scale, False, cuts, warm, facts, resets, kept, extras, compacts))
     logged = _log_summarizations(result, cuts, scale)
     own = [(c.at, c.read_tokens or c.tokens_before, c.summary_tokens, c.cached, None) for c in result.compactions
            if c.called] if compacts else logged
+    logged_calls = _summarizations(logged, p)
     return Cost(
         columns=with_,
         columns_without_policy=without,
         pricing=p, assumptions=tuple(notes), overhead_tokens=overhead, scale=scale, calibrated_on=used,
-        segment_extras=extras, compaction_calls=_summarizations(own, p),
-        compaction_calls_without_policy=_summarizations(logged, p), _result=result,
+        segment_extras=extras, compaction_calls=_summarizations(own, p) if own is not logged else logged_calls,
+        compaction_calls_without_policy=logged_calls, _result=result,
     )
 
 

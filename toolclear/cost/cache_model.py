@@ -30,7 +30,7 @@ from itertools import chain
 from typing import Any, Literal, NamedTuple
 
 from .._gc import paused_gc
-from .._kept import KeptFor
+from .._kept import KeptFor, Same
 from ..result import Result
 from .logfacts import _cut_before_each, _log_arrays, _log_facts, _log_of, _numpy, _thinking_facts
 from .prices import Pricing
@@ -177,7 +177,10 @@ def _calls_in(result: Result) -> int:
 def _call_facts(result: Result, scale: float, kept: ThinkingKept = "all") -> dict[str, Any]:
     """Per model call, once for both runs: its end, time (nan when unknown), output
     tokens, context with and without the policy, and its lowest and highest change.
-    Array operations over the replay's Trace, as a long run has 50,000 calls."""
+    Array operations over the replay's Trace, as a long run has 50,000 calls. What does
+    not depend on the policy (ends, times, outputs, the context without it) is the
+    run's, kept per run: every replay of a sweep or a slider move calls where the log
+    did, over the same prefix sums."""
     np = _numpy()
     msgs, counts = result.messages, result.token_counts
     k_n = _calls_in(result)
@@ -185,12 +188,85 @@ def _call_facts(result: Result, scale: float, kept: ThinkingKept = "all") -> dic
     if not k_n:
         empty = np.zeros(0, dtype=i64)
         return {"ends": empty, "times": np.zeros(0), "outs": empty, "ctx_w": empty, "ctx_u": empty,
-                "lows": empty, "highs": empty, "timed": False, "think": None, "think_limit": empty}
-    with paused_gc():
-        ends, ctx_w, ctx_u, lows, highs, own = _step_columns(result, k_n)
-    outs = np.rint(own * scale).astype(i64)
-    times = np.full(k_n, np.nan)
+                "lows": empty, "highs": empty, "timed": False, "think": None, "think_limit": empty, "memo": {}}
     log = _log_of(result)
+    tr = result._trace
+    run = None
+    if tr is not None:
+        run = _run_facts_kept.get(counts, lambda: _run_facts(result, k_n, scale, log),
+                                  extra=(Same(tr.prefix), Same(log), scale, k_n))
+        if not np.array_equal(run["ends"], _ints(tr.ends)[:k_n]):
+            run = None
+    if run is not None:
+        assert tr is not None
+        with paused_gc():
+            ctx_w, lows, highs = _policy_columns(tr, run["ctx_u"], k_n)
+        f = {**run, "ctx_w": ctx_w, "lows": lows, "highs": highs}
+    else:
+        with paused_gc():
+            ends, ctx_w, ctx_u, lows, highs, own = _step_columns(result, k_n)
+        f = {**_log_columns(ends, own, scale, log), "ends": ends, "ctx_u": ctx_u, "ctx_w": ctx_w,
+             "lows": lows, "highs": highs, "memo": {}}
+    thinking = _thinking_facts(msgs, counts, log) if kept != "all" else None
+    f["think"] = f["think_limit"] = None
+    if thinking is not None:  # earlier thinking the provider does not re-send
+        ends = f["ends"]
+        think = np.asarray(thinking[0], dtype=i64)
+        lim = ends if kept == "none" else np.asarray(thinking[1], dtype=i64)[ends]
+        strip = think[lim]
+        f.update(ctx_w=f["ctx_w"] - strip, ctx_u=f["ctx_u"] - strip, think=think, think_limit=lim)
+    return f
+
+
+_run_facts_kept: KeptFor[dict[str, Any]] = KeptFor(1)
+"""The facts of the run and counter priced last (megabytes on a long run): a sweep, a
+slider and the app price one at a time."""
+
+
+def _run_facts(result: Result, k_n: int, scale: float, log: Sequence[Any]) -> dict[str, Any]:
+    """The calls' facts that no policy changes, read-only (kept and shared); ``memo``
+    holds what pricing works out from them (the compactions' and resets' columns)."""
+    import numpy as np
+
+    tr = result._trace
+    assert tr is not None
+    prefix = _int_array(tr.prefix)
+    ends = _ints(tr.ends)[:k_n].copy()
+    n = len(prefix) - 1
+    ctx_u = prefix[ends]
+    own = prefix[np.minimum(ends + 1, n)] - prefix[np.minimum(ends, n)]  # 0 for a call past the last message
+    out = {**_log_columns(ends, own, scale, log), "ends": ends, "ctx_u": ctx_u}
+    for value in out.values():
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+    out["memo"] = {}
+    return out
+
+
+def _policy_columns(tr: Any, ctx_u: Any, k_n: int) -> tuple[Any, Any, Any]:
+    """(context with the policy, lowest change, highest change) of each call: the
+    replay's own, from its Trace."""
+    import numpy as np
+
+    i64 = np.int64
+    n_all = len(tr.ends)
+    at, saved_at = _ints(tr.at), _ints(tr.saved)
+    # tokens saved at each step: constant from one change step to the next
+    saved = np.repeat(np.concatenate(([0], saved_at)), np.diff(np.concatenate(([0], at, [n_all]))))[:k_n]
+    lows = np.full(n_all, -1, dtype=i64)
+    highs = np.full(n_all, -1, dtype=i64)
+    lows[at] = _ints(tr.low)
+    highs[at] = _ints(tr.high)
+    return ctx_u - saved, lows[:k_n], highs[:k_n]
+
+
+def _log_columns(ends: Any, own: Any, scale: float, log: Sequence[Any]) -> dict[str, Any]:
+    """Each call's time (nan: unknown) and output tokens (as recorded, else its
+    message's count at ``scale``), and whether any time is known."""
+    np = _numpy()
+    k_n = len(ends)
+    outs = np.rint(own * scale).astype(np.int64)
+    times = np.full(k_n, np.nan)
     _, recorded = _log_facts(log)
     if recorded:  # only the calls whose message recorded usage
         la = _log_arrays(log)
@@ -199,16 +275,7 @@ def _call_facts(result: Result, scale: float, kept: ThinkingKept = "all") -> dic
         times = np.where(inside, la.time[at], np.nan)
         out = np.where(inside, la.out[at], -1)
         outs = np.where(out >= 0, out, outs)
-    thinking = _thinking_facts(msgs, counts, log) if kept != "all" else None
-    strip = lim = None
-    if thinking is not None:  # earlier thinking the provider does not re-send
-        think = np.asarray(thinking[0], dtype=i64)
-        lim = ends if kept == "none" else np.asarray(thinking[1], dtype=i64)[ends]
-        strip = think[lim]
-        ctx_w, ctx_u = ctx_w - strip, ctx_u - strip
-    return {"ends": ends, "times": times, "outs": outs, "ctx_w": ctx_w, "ctx_u": ctx_u, "lows": lows, "highs": highs,
-            "timed": bool(recorded) and not bool(np.isnan(times).all()),
-            "think": None if thinking is None else think, "think_limit": lim}
+    return {"times": times, "outs": outs, "timed": bool(recorded) and not bool(np.isnan(times).all())}
 
 
 def _anthropic_tops(broke: Any, first: Any, ends: Any, times: Any | None, entry: Any, ttl: int,
@@ -235,28 +302,64 @@ def _anthropic_tops(broke: Any, first: Any, ends: Any, times: Any | None, entry:
     brk = np.flatnonzero(broke).astype(i32)
     # the first break strictly after each call, and where that break's change starts
     after = np.full(k_n, big, dtype=i32)
-    if len(brk):
-        after[: brk[-1]] = np.repeat(brk, np.diff(np.concatenate(([0], brk))))
     f_after = np.zeros(k_n, dtype=first.dtype)
+    if len(brk):
+        runs = np.diff(np.concatenate(([0], brk)))
+        after[: brk[-1]] = np.repeat(brk, runs)
+        f_after[: brk[-1]] = np.repeat(first[brk], runs)
     has_after = after < k_n
-    f_after[has_after] = first[after[has_after]]
     outlives = entry & (~has_after | (ends <= f_after))
-    last_break = np.maximum.accumulate(np.where(broke, idx, minus))  # at or before each call
+    last_break = _last_true(broke, idx, minus, brk)  # at or before each call
     last_entry = np.empty(k_n, dtype=i32)  # strictly before each call
     last_entry[0] = -1
-    last_entry[1:] = np.maximum.accumulate(np.where(entry, idx, minus))[:-1]
-    last_outliving = np.maximum.accumulate(np.where(outlives, idx, minus))
+    last_entry[1:] = idx[:-1] if entry.all() else _last_true(entry, idx, minus)[:-1]
+    last_outliving = _last_true(outlives, idx, minus)
     before_break = np.where(last_break > 0, last_outliving[np.maximum(last_break - 1, 0)], minus)
     top = np.where(last_entry >= last_break, last_entry, before_break)
     if new is not None and new.any():  # nothing from before the call's compaction lives
-        top = np.where(top >= np.maximum.accumulate(np.where(new, idx, 0)), top, -1)
+        top = np.where(top >= np.maximum(_last_true(new, idx, minus), 0), top, -1)
     expired = reset.copy()  # a reset the log recorded empties the cache, as an expiry does
     if times is not None:  # without call times nothing expires
         expired |= (top >= 0) & (times - times[np.maximum(top, 0)] > ttl)  # nan times never expire
     if not expired.any():
         return top
-    emptied = np.maximum.accumulate(np.where(expired, idx, -1))  # the latest emptying at or before each call
+    emptied = _last_true(expired, idx, minus)  # the latest emptying at or before each call
     return np.where((top >= 0) & ~expired & (top >= emptied), top, -1)
+
+
+def _last_true(mask: Any, idx: Any, minus: Any, at: Any = None) -> Any:
+    """For each position, the last position at or before it where ``mask`` holds (-1:
+    none). Sparse masks repeat each hit over its run (a few times faster on this data:
+    a tenth of the calls are the first after a compaction or a reset); dense ones take
+    a running maximum."""
+    import numpy as np
+
+    if at is None:
+        at = np.flatnonzero(mask)
+    if len(at) * 8 > len(mask):
+        return np.maximum.accumulate(np.where(mask, idx, minus))
+    out = np.empty(len(mask), dtype=idx.dtype)
+    if not len(at):
+        out[:] = -1
+        return out
+    out[: at[0]] = -1
+    out[at[0]:] = np.repeat(at.astype(idx.dtype), np.diff(np.append(at, len(mask))))
+    return out
+
+
+def _zeros(f: Mapping[str, Any], kind: type) -> Any:
+    """A read-only column of zeros, one per call, shared by every pricing of the run (a
+    run without the policy breaks nothing; most runs with it pay for no break)."""
+    np = _numpy()
+    memo = f.get("memo")
+    if memo is None:
+        return np.zeros(len(f["ends"]), dtype=kind)
+    key = ("zeros", kind)
+    found = memo.get(key)
+    if found is None or len(found) != len(f["ends"]):
+        found = memo[key] = np.zeros(len(f["ends"]), dtype=kind)
+        found.flags.writeable = False
+    return found
 
 
 def _breaks(f: Mapping[str, Any], with_policy: bool) -> tuple[Any, Any]:
@@ -266,7 +369,7 @@ def _breaks(f: Mapping[str, Any], with_policy: bool) -> tuple[Any, Any]:
 
     ends = f["ends"]
     if not with_policy:
-        return np.zeros(len(ends), dtype=bool), ends.copy()
+        return _zeros(f, bool), ends.copy()
     lows, highs = f["lows"], f["highs"]
     changed = lows >= 0
     before = np.maximum.accumulate(np.where(changed, highs, -1))  # highest change so far
@@ -347,12 +450,13 @@ def _segments(result: Result, f: dict[str, Any], cuts: Sequence[int], with_polic
     ends = f["ends"]
     k_n = len(ends)
     cuts_a = np.asarray(cuts, dtype=np.int64)
-    kept = f.get("cuts")
+    memo = f.setdefault("memo", {})
+    kept = memo.get("cuts")
     if kept is None or kept[0] != tuple(cuts):  # the same for the run with and without the policy
         cut = _cut_before_each(cuts_a, ends)
         # the first call after each compaction (k_n: none), and one more for "no compaction"
         first_after = np.append(np.searchsorted(ends, cuts_a, side="right"), k_n)
-        kept = f["cuts"] = (tuple(cuts), cut, cut != np.concatenate(([0], cut[:-1])), _prefix(result)[cut],
+        kept = memo["cuts"] = (tuple(cuts), cut, cut != np.concatenate(([0], cut[:-1])), _prefix(result)[cut],
                             first_after)
     _, cut, new, base, first_after = kept
     if not with_policy:
@@ -445,7 +549,8 @@ def _reset_columns(f: dict[str, Any], resets: Mapping[int, int] | None) -> tuple
     same for the run with and without the policy, so worked out once."""
     import numpy as np
 
-    kept = f.get("resets")
+    memo = f.setdefault("memo", {})
+    kept = memo.get("resets")
     if kept is not None and kept[0] is resets:
         return kept[1], kept[2]
     ends = f["ends"]
@@ -459,8 +564,20 @@ def _reset_columns(f: dict[str, Any], resets: Mapping[int, int] | None) -> tuple
         hit = ends[pos] == keys  # resets at calls this run makes
         reset[pos[hit]] = True
         cap[pos[hit]] = held[hit]
-    f["resets"] = (resets, reset, cap)
+    memo["resets"] = (resets, reset, cap)
     return reset, cap
+
+
+def _stretch_of_each(f: dict[str, Any], cuts: Sequence[int], stretches: int) -> Any:
+    """Which stretch between the log's compactions each call falls in (capped at the
+    last of ``stretches``): the same for every replay of the run, so kept with its facts."""
+    np = _numpy()
+    memo = f.setdefault("memo", {})
+    kept = memo.get("stretch")
+    if kept is None or kept[0] != (tuple(cuts), stretches):
+        seg_no = np.searchsorted(np.asarray(cuts, dtype=np.int64), f["ends"], side="left")
+        kept = memo["stretch"] = ((tuple(cuts), stretches), np.minimum(seg_no, stretches - 1))
+    return kept[1]
 
 
 def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, with_policy: bool,
@@ -494,8 +611,9 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
     prompt = overhead + (ctx if scale == 1.0 else np.rint(ctx * scale).astype(np.int64))
     each: Any = overhead  # the overhead of each call: its segment's where they differ
     if any(extras):
-        seg_no = np.searchsorted(np.asarray(cuts if extra_at is None else extra_at, dtype=np.int64), ends, side="left")
-        each = overhead + np.asarray(extras, dtype=np.int64)[np.minimum(seg_no, len(extras) - 1)]
+        stretch = _stretch_of_each(f, cuts, len(extras)) if extra_at is None else np.minimum(
+            np.searchsorted(np.asarray(extra_at, dtype=np.int64), ends, side="left"), len(extras) - 1)
+        each = overhead + np.asarray(extras, dtype=np.int64)[stretch]
         prompt = np.maximum(0, prompt + each - overhead)
     if f["timed"]:
         dt = np.empty(k_n)
@@ -536,9 +654,10 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
     input_dollars = (uncached * rate_in + write * rate_w + read * rate_r) / 1e6
     dollars = input_dollars + outs * rate_out / 1e6
     price = rate_w if p.cache == "anthropic" else rate_in
-    break_dollars = np.zeros(k_n)
+    break_dollars = _zeros(f, float)
     hit_idx = np.flatnonzero(broke if seg is None else broke & ~seg.new)  # a compaction resent all anyway
     if len(hit_idx):  # what a break cost: the previous prompt that was not read again
+        break_dollars = np.zeros(k_n)
         lost = np.maximum(0, prompt[hit_idx - 1] - read[hit_idx])
         price_h, read_h = (v[hit_idx] if isinstance(v, np.ndarray) else v for v in (price, rate_r))
         break_dollars[hit_idx] = lost * (price_h - read_h) / 1e6

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate
 from operator import mul
+from types import MappingProxyType
 
 from .._kept import KeptFor
 from ..counters import TokenCounter, count_tokens, prefix_sums
@@ -143,21 +144,10 @@ def calibrate(messages: Sequence[Message], counter: str | TokenCounter | None = 
 
 
 def _calibrate(msgs: tuple[Message, ...], counter: str | TokenCounter | None) -> Calibration:
-    from .logfacts import SYNTHETIC_MODEL, _log_arrays, _log_facts, _numpy
+    from .logfacts import SYNTHETIC_MODEL, _cut_before_each, _log_arrays, _log_facts, _numpy
 
     cuts, recorded = _log_facts(msgs)  # read once per transcript, shared with pricing
     np = _numpy()
-    calls: list[int]
-    if np is not None:  # the log's usage as arrays, also read once per transcript
-        la = _log_arrays(msgs)
-        calls = np.flatnonzero(la.assistant).tolist()
-        billed = np.flatnonzero(la.billed)
-        prompts = dict(zip(billed.tolist(), la.prompt[billed].tolist()))
-    else:
-        calls = [i for i, m in enumerate(msgs) if m.role == "assistant"]
-        prompts = {i: u.prompt_tokens for i in recorded
-                   if (m := msgs[i]).role == "assistant" and (u := m.usage) is not None and u.prompt_tokens > 0
-                   and u.model != SYNTHETIC_MODEL}
     from .media import media_corrections, provider_of
     from .windows import run_model
 
@@ -166,26 +156,70 @@ def _calibrate(msgs: tuple[Message, ...], counter: str | TokenCounter | None) ->
     media = media_corrections(msgs, counts, provider_of(run_model(msgs)))
     media_note = [f"{len(media)} message(s) with images, PDFs or audio counted as the provider bills them"] \
         if media else []
-    if not prompts:
-        return Calibration(cuts=cuts, notes=("the log recorded no usage: tokens are the transcript's", *media_note),
-                           media=media)
-    budget = max(1, len(calls) // 10)
-    # the first 10 % of calls; if none of them recorded, the first recorded ones
-    chosen = [i for i in calls[:budget] if i in prompts] or sorted(prompts)[:budget]
-    head = counts[: max(chosen) + 1]  # the fit reads no further
-    if media:
-        head = [max(0, c + media.get(i, 0)) for i, c in enumerate(head)]
-    prefix = prefix_sums(head)
-    xs = [prefix[i] - prefix[cut_before(cuts, i)] for i in chosen]
-    ys = [prompts[i] for i in chosen]
+    if np is not None:  # the log's usage as arrays, read once per transcript; the fit over them at once
+        la = _log_arrays(msgs)
+        prompts = _recorded_prompts(msgs)
+        if not prompts:
+            return Calibration(cuts=cuts, notes=("the log recorded no usage: tokens are the transcript's",
+                                                 *media_note), media=media)
+        calls_a = np.flatnonzero(la.assistant)
+        n_calls = len(calls_a)
+        budget = max(1, n_calls // 10)
+        first = calls_a[:budget]
+        # the first 10 % of calls; if none of them recorded, the first recorded ones
+        chosen_a = first[la.billed[first]]
+        if not len(chosen_a):
+            chosen_a = np.flatnonzero(la.billed)[:budget]
+        if media:
+            shifted = [max(0, c + media.get(i, 0)) for i, c in enumerate(counts[: int(chosen_a[-1]) + 1])]
+            prefix_a = np.asarray(prefix_sums(shifted), dtype=np.int64)
+        else:  # the run's own prefix sums (kept per run): the same below the last chosen call
+            prefix_a = np.frombuffer(prefix_sums(counts), dtype=np.int64)
+        xs = (prefix_a[chosen_a] - prefix_a[_cut_before_each(cuts, chosen_a)]).tolist()
+        ys = la.prompt[chosen_a].tolist()
+    else:
+        calls = [i for i, m in enumerate(msgs) if m.role == "assistant"]
+        n_calls = len(calls)
+        prompts = {i: u.prompt_tokens for i in recorded
+                   if (m := msgs[i]).role == "assistant" and (u := m.usage) is not None and u.prompt_tokens > 0
+                   and u.model != SYNTHETIC_MODEL}
+        if not prompts:
+            return Calibration(cuts=cuts, notes=("the log recorded no usage: tokens are the transcript's",
+                                                 *media_note), media=media)
+        budget = max(1, len(calls) // 10)
+        # the first 10 % of calls; if none of them recorded, the first recorded ones
+        chosen = [i for i in calls[:budget] if i in prompts] or sorted(prompts)[:budget]
+        head = counts[: max(chosen) + 1]  # the fit reads no further
+        if media:
+            head = [max(0, c + media.get(i, 0)) for i, c in enumerate(head)]
+        prefix = prefix_sums(head)
+        xs = [prefix[i] - prefix[cut_before(cuts, i)] for i in chosen]
+        ys = [prompts[i] for i in chosen]
     overhead, scale = fit_line(xs, ys)
-    notes = [f"{len(prompts):,} of {len(calls):,} calls recorded their prompt; overhead {overhead:,} tokens per "
+    notes = [f"{len(prompts):,} of {n_calls:,} calls recorded their prompt; overhead {overhead:,} tokens per "
              f"call and tokenizer scale {scale:.3f} fitted on {len(xs)}"]
     if scale in (MIN_SCALE, MAX_SCALE):
         notes.append(f"the fitted scale hit its bound ({scale}): the fit is poor, the transcript may not hold "
                      "what the model was sent")
     notes += media_note
     return Calibration(overhead, scale, len(xs), prompts, cuts, tuple(notes), media)
+
+
+def _recorded_prompts(msgs: tuple[Message, ...]) -> Mapping[int, int]:
+    """Message index -> the prompt its call recorded, of every billed call: a fact of
+    the transcript, kept while it is in use (a calibration per counter reads it)."""
+    from .logfacts import _log_arrays
+
+    def read() -> Mapping[int, int]:
+        import numpy as np
+
+        la = _log_arrays(msgs)
+        billed = np.flatnonzero(la.billed)
+        return MappingProxyType(dict(zip(billed.tolist(), la.prompt[billed].tolist())))  # shared: read-only
+    return _prompts_kept.get(msgs, read)
+
+
+_prompts_kept: KeptFor[Mapping[int, int]] = KeptFor(8)
 
 
 def as_sent(calibration: Calibration, call_index: int, prefix: Sequence[int]) -> int:

@@ -8,8 +8,10 @@ format tried and where it failed.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from itertools import chain
 from typing import Any
 
 from .._gc import paused_gc
@@ -256,7 +258,7 @@ def _looks_like_tool_output(doc: Document, enough: int | None = None) -> int | N
     elements, strings and numbers included, each counted once).
 
     With ``enough``, the walk may stop early and return a bound instead: JSON Lines are
-    walked largest line first, and once what was counted plus the size of the lines not
+    walked big lines first (largest first), and once what was counted plus the size of the lines not
     yet walked is at most ``enough``, that sum is returned (a line never holds more
     characters of text than it has bytes). A log whose tool results were read stops
     after its few biggest lines: the whole walk was a fifth of reading a corpus."""
@@ -303,29 +305,35 @@ def _looks_like_tool_output(doc: Document, enough: int | None = None) -> int | N
     return total
 
 
-def _walk_roots(doc: Document, by_size: bool) -> tuple[list[Any], list[int] | None]:
-    """What the misread walk starts from: the records of JSON Lines (largest line first
-    with their sizes, ``by_size``), else the one value."""
+def _walk_roots(doc: Document, by_size: bool) -> tuple[Iterable[Any], Sequence[int] | None]:
+    """What the misread walk starts from: the records of JSON Lines, else the one value.
+    ``by_size``: the records twice the mean line size or more first, largest first, then
+    the rest in file order, with each one's line size (held in an array: a log of
+    200,000 tiny lines would hold megabytes of sorted lists at its reading's peak)."""
     if doc.kind != "jsonl":
         return [doc.value], None
     found = doc.records()
     records = found if isinstance(found, list) else list(found)
     sizes = _line_sizes(doc, records) if by_size else None
-    if sizes is None:
-        return [r for _, r in records], None
-    order = sorted(range(len(records)), key=sizes.__getitem__, reverse=True)
-    return [records[k][1] for k in order], [sizes[k] for k in order]
+    if sizes is None or not records:
+        return (r for _, r in records), None
+    cut = 2 * sum(sizes) // len(sizes)
+    big = sorted((k for k, n in enumerate(sizes) if n >= cut), key=sizes.__getitem__, reverse=True)
+    order = array("q", chain(big, (k for k, n in enumerate(sizes) if n < cut)))
+    return (records[k][1] for k in order), array("q", (sizes[k] for k in order))
 
 
-def _line_sizes(doc: Document, records: list[tuple[int, Any]]) -> list[int] | None:
+def _line_sizes(doc: Document, records: list[tuple[int, Any]]) -> array | None:
     """Each record's line length (bytes, or characters for a decoded file): a bound on
     the characters of text in it."""
     offsets = doc._offsets
     if offsets is not None:
-        ends = [*offsets[1:], len(doc.data) - len(doc.bom) + 1]
-        return [ends[i] - offsets[i] for i, _ in records]
+        last = len(doc.data) - len(doc.bom) + 1
+        n = len(offsets)
+        return array("q", ((offsets[i + 1] if i + 1 < n else last) - offsets[i] for i, _ in records))
     if doc._lines is not None:
-        return [len(doc._lines[i]) for i, _ in records]
+        lines = doc._lines
+        return array("q", (len(lines[i]) for i, _ in records))
     return None
 
 

@@ -486,6 +486,24 @@ def _runs(calls: list[_Call]) -> list[_Run]:
     return runs
 
 
+def _indented(value: Any, doc: Document) -> str | None:
+    """``json.dumps(value, indent=2, ensure_ascii=False)`` written by orjson in a
+    twentieth of the time (the stdlib's indented writer is pure Python): the same text,
+    but for floats under 1e-4, written in decimals (the same values). None where orjson
+    would write another value or refuse: a file with a NaN or Infinity (orjson writes
+    null), an integer past 64 bits, a key that is not a string, a lone surrogate."""
+    if doc.non_finite:
+        return None
+    try:
+        import orjson
+    except ImportError:  # the stdlib writes it
+        return None
+    try:
+        return str(orjson.dumps(value, option=orjson.OPT_INDENT_2), "utf-8") + "\n"
+    except (TypeError, ValueError):
+        return None
+
+
 class OtelFormat(FormatReader):
     name = "otel"
     label = "OpenTelemetry GenAI traces (OTLP JSON)"
@@ -520,7 +538,8 @@ class OtelFormat(FormatReader):
         def dumped(ascii: bool) -> str:
             if doc.kind == "jsonl":
                 return "".join(json.dumps(b, ensure_ascii=ascii) + "\n" for b in bodies)
-            return json.dumps(bodies[0] if len(bodies) == 1 else bodies, indent=2, ensure_ascii=ascii) + "\n"
+            value = bodies[0] if len(bodies) == 1 else bodies
+            return (None if ascii else _indented(value, doc)) or json.dumps(value, indent=2, ensure_ascii=ascii) + "\n"
 
         try:
             data = dumped(False).encode()

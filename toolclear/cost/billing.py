@@ -467,7 +467,7 @@ def cost(result: Result, pricing: Pricing | str | None = None, *, calibrate: boo
         with_ = _columns_of(result, p, overhead, scale, True, cuts, warm, facts,
                             own_resets if compacts else resets, kept, extras, compacts)
         without = without_policy(
-            result, facts, (p, overhead, scale, Same(cuts), warm, Same(resets), kept, extras),
+            result, facts, (p, overhead, scale, tuple(cuts), warm, Same(resets), kept, extras),
             lambda: _columns_of(result, p, overhead, scale, False, cuts, warm, facts, resets, kept, extras, compacts))
     logged = _log_summarizations(result, cuts, scale)
     own = [(c.at, c.read_tokens or c.tokens_before, c.summary_tokens, c.cached, None) for c in result.compactions

@@ -347,6 +347,13 @@ def _last_true(mask: Any, idx: Any, minus: Any, at: Any = None) -> Any:
     return out
 
 
+def _frozen(*arrays: Any) -> tuple[Any, ...]:
+    """The arrays made read-only: what the memo keeps is shared by every pricing of the run."""
+    for a in arrays:
+        a.flags.writeable = False
+    return arrays
+
+
 def _zeros(f: Mapping[str, Any], kind: type) -> Any:
     """A read-only column of zeros, one per call, shared by every pricing of the run (a
     run without the policy breaks nothing; most runs with it pay for no break)."""
@@ -456,8 +463,8 @@ def _segments(result: Result, f: dict[str, Any], cuts: Sequence[int], with_polic
         cut = _cut_before_each(cuts_a, ends)
         # the first call after each compaction (k_n: none), and one more for "no compaction"
         first_after = np.append(np.searchsorted(ends, cuts_a, side="right"), k_n)
-        kept = memo["cuts"] = (tuple(cuts), cut, cut != np.concatenate(([0], cut[:-1])), _prefix(result)[cut],
-                            first_after)
+        kept = memo["cuts"] = (tuple(cuts), *_frozen(cut, cut != np.concatenate(([0], cut[:-1])),
+                                                     _prefix(result)[cut], first_after))
     _, cut, new, base, first_after = kept
     if not with_policy:
         return _Segments(cut, new, base)
@@ -564,7 +571,7 @@ def _reset_columns(f: dict[str, Any], resets: Mapping[int, int] | None) -> tuple
         hit = ends[pos] == keys  # resets at calls this run makes
         reset[pos[hit]] = True
         cap[pos[hit]] = held[hit]
-    memo["resets"] = (resets, reset, cap)
+    memo["resets"] = (resets, *_frozen(reset, cap))
     return reset, cap
 
 
@@ -576,7 +583,7 @@ def _stretch_of_each(f: dict[str, Any], cuts: Sequence[int], stretches: int) -> 
     kept = memo.get("stretch")
     if kept is None or kept[0] != (tuple(cuts), stretches):
         seg_no = np.searchsorted(np.asarray(cuts, dtype=np.int64), f["ends"], side="left")
-        kept = memo["stretch"] = ((tuple(cuts), stretches), np.minimum(seg_no, stretches - 1))
+        kept = memo["stretch"] = ((tuple(cuts), stretches), *_frozen(np.minimum(seg_no, stretches - 1)))
     return kept[1]
 
 

@@ -192,9 +192,11 @@ def _call_facts(result: Result, scale: float, kept: ThinkingKept = "all") -> dic
     log = _log_of(result)
     tr = result._trace
     run = None
-    if tr is not None:
-        run = _run_facts_kept.get(counts, lambda: _run_facts(result, k_n, scale, log),
-                                  extra=(Same(tr.prefix), Same(log), scale, k_n))
+    if tr is not None and k_n <= KEPT_CALLS:
+        # the facts follow from the prefix sums, the log and the scale (and the calls, checked
+        # below): kept under the log, holding no counts a verdict's other counters let go
+        run = _run_facts_kept.get(log, lambda: _run_facts(result, k_n, scale, log),
+                                  extra=(Same(tr.prefix), scale, k_n))
         if not np.array_equal(run["ends"], _ints(tr.ends)[:k_n]):
             run = None
     if run is not None:
@@ -218,6 +220,11 @@ def _call_facts(result: Result, scale: float, kept: ThinkingKept = "all") -> dic
     return f
 
 
+KEPT_CALLS = 65_536
+"""The longest run whose facts, and whose column without the policy, pricing keeps
+(about 64 bytes a call: 4 MB). A longer run's replay takes so long that pricing it
+again is a few per cent more, and a one-shot ``inspect`` of a long log keeps its peak
+(kept, they raised the peak of 200,000 tiny messages by a tenth)."""
 _run_facts_kept: KeptFor[dict[str, Any]] = KeptFor(1)
 """The facts of the run and counter priced last (megabytes on a long run): a sweep, a
 slider and the app price one at a time."""

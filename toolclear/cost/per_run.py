@@ -12,6 +12,7 @@ from typing import Any
 from .._kept import KeptFor, Same
 from ..model import Message
 from ..result import Result
+from .cache_model import KEPT_CALLS
 from .logfacts import SYNTHETIC_MODEL, _log_facts, _numpy
 
 __all__ = ["after_cuts", "with_after_cuts", "without_policy"]
@@ -22,12 +23,12 @@ def without_policy(result: Result, facts: Any, key: Hashable,
     """The column of the run without the policy (``fresh()``): the same for every replay
     of a run that calls the model at the same messages with the same unreduced context
     (the replay's prefix sums, one array per run and counter) at the same pricing
-    (``key``: the log's cuts and resets as the same objects, kept per log). From the
-    run's second pricing it is kept, read-only (a one-off pricing keeps nothing: a long
-    run's column is megabytes). Kept only where nothing of the policy's output enters
-    it: the fast path over a Trace, with every earlier thinking re-sent."""
+    (``key``: the log's resets as the same object, kept per log). From the run's second
+    pricing it is kept, read-only (a one-off pricing keeps nothing), for runs of up to
+    ``KEPT_CALLS`` calls. Kept only where nothing of the policy's output enters it: the
+    fast path over a Trace, with every earlier thinking re-sent."""
     tr = result._trace
-    if facts is None or tr is None or facts.get("think") is not None:
+    if facts is None or tr is None or facts.get("think") is not None or len(facts["ends"]) > KEPT_CALLS:
         return fresh()
     try:
         hash(key)

@@ -258,8 +258,8 @@ def _looks_like_tool_output(doc: Document, enough: int | None = None) -> int | N
     elements, strings and numbers included, each counted once).
 
     With ``enough``, the walk may stop early and return a bound instead: JSON Lines are
-    walked big lines first (largest first), and once what was counted plus the size of the lines not
-    yet walked is at most ``enough``, that sum is returned (a line never holds more
+    walked big lines first, and once what was counted plus the size of the lines not yet
+    walked is at most ``enough``, that sum is returned (a line never holds more
     characters of text than it has bytes). A log whose tool results were read stops
     after its few biggest lines: the whole walk was a fifth of reading a corpus."""
     roots, sizes = _walk_roots(doc, enough is not None)

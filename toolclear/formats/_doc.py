@@ -476,10 +476,10 @@ def _parse_jsonl_bytes(body: bytes) -> tuple[array, list[Any], str | None] | Non
     """JSON Lines straight from UTF-8 bytes, one line decoded at a time; also what
     ``Document.non_finite`` is, when orjson read the lines: it refuses NaN and Infinity,
     so only the lines it refused can write one (a scan of the whole file was a tenth of
-    the reading time of a corpus of logs)."""
+    the reading time of a corpus of logs). The first such line decides, as in a scan."""
     offsets = array("q")
     records: list[Any] = []
-    refused: list[bytes] = []
+    odd = ""
     fast = _fast_loads
     pos, n, size = 0, 0, len(body)
     while True:
@@ -492,7 +492,7 @@ def _parse_jsonl_bytes(body: bytes) -> tuple[array, list[Any], str | None] | Non
             try:
                 records.append(fast(chunk))
             except ValueError:
-                refused.append(chunk)
+                odd = odd or non_finite_in(chunk)
                 records.append(_parse_chunk_std(n, chunk))
         else:
             records.append(_parse_chunk(n, chunk))
@@ -501,7 +501,7 @@ def _parse_jsonl_bytes(body: bytes) -> tuple[array, list[Any], str | None] | Non
         pos = nl + 1
     if not _looks_like_jsonl(records):
         return None
-    return offsets, records, (non_finite_in(b"\n".join(refused)) if fast is not None else None)
+    return offsets, records, (odd if fast is not None else None)
 
 
 _NON_SPACE = re.compile(rb"[^ \t\n\r\f\v]")

@@ -525,6 +525,10 @@ class Slots(Sequence[tuple[Path, ...]]):
         return head, tail
 
     def append(self, paths: Sequence[Path]) -> None:
+        if not paths:  # most messages but tool results: nowhere to write
+            self._heads.append(-1)
+            self._tails.append(())
+            return
         head, tail = self._split(paths)
         self._heads.append(head)
         self._tails.append(tail)

@@ -73,6 +73,12 @@ def _message_event(rec: Any) -> bool:
 _int = token_count  # one rule for every reader: toolclear.formats._base
 
 
+def _has_usage(rec: dict[str, Any]) -> bool:
+    """Whether ``read_usage`` finds a usage on this line."""
+    msg = rec.get("message")
+    return isinstance(msg, dict) and isinstance(msg.get("usage"), dict)
+
+
 def read_usage(rec: dict[str, Any]) -> Usage | None:
     """An assistant line's ``message.usage`` (Anthropic's fields) as a ``Usage``."""
     msg = rec.get("message")
@@ -327,7 +333,7 @@ class ClaudeCodeFormat(FormatReader):
         b.warnings.extend(warnings)
         by_reply: dict[str, int] = {}
         replies: dict[int, Reply] = {}  # each reply's lines so far, made one message at the end
-        usages: dict[int, Usage] = {}
+        usages: dict[int, dict[str, Any]] = {}  # the line whose usage each message takes (read once, at the end)
         merged = 0
         for i in lines:
             rec = jl.value[i]
@@ -354,9 +360,8 @@ class ClaudeCodeFormat(FormatReader):
                     replies[index].extend(part)
                     b.note_calls(part.calls)
                     merged += 1
-                usage = read_usage(rec)
-                if usage is not None:  # each line of a split reply repeats it; the last is final
-                    usages[index] = usage
+                if _has_usage(rec):  # each line of a split reply repeats it; the last is final
+                    usages[index] = rec
                 continue
             results = sum(1 for blk in content if isinstance(blk, dict) and blk.get("type") == "tool_result")
             # the result's text inside toolUseResult too: which of its strings hold it is
@@ -365,9 +370,12 @@ class ClaudeCodeFormat(FormatReader):
             read_anthropic_blocks(jl, role, content, cpath, b, origin=(i,), extra_slots=extra_slots)
         for index, reply_ in replies.items():
             if reply_.lines > 1:
-                b.messages[index] = reply_.message(usages.pop(index, None))
-        for index, usage in usages.items():
-            b.set_usage(index, usage)
+                line = usages.pop(index, None)
+                b.messages[index] = reply_.message(read_usage(line) if line is not None else None)
+        for index, line in usages.items():
+            usage = read_usage(line)
+            if usage is not None:
+                b.set_usage(index, usage)
         if merged:
             b.notes.append(f"{merged} assistant lines continuing an earlier reply were merged into it")
         if unknown:

@@ -188,3 +188,23 @@ def test_the_last_hit_at_or_before_each_call_is_the_running_maximum(seed) -> Non
     want = np.maximum.accumulate(np.where(mask, idx, minus))
     assert np.array_equal(_last_true(mask, idx, minus), want)
     assert np.array_equal(_last_true(mask, idx, minus, np.flatnonzero(mask).astype(np.int32)), want)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_what_comes_off_from_each_call_on_is_the_bincounts_running_sum(seed) -> None:
+    """``_running_from`` repeats running totals over ascending steps and falls back to a
+    bincount when they are not ascending: both give the running sum of what each step
+    took off from its call on (steps past the run's calls ignored)."""
+    import numpy as np
+
+    from toolclear.cost.cache_model import _running_from
+
+    rng = np.random.default_rng(seed)
+    k_n = int(rng.integers(1, 300))
+    at = rng.integers(0, k_n + 20, int(rng.integers(0, 60)))
+    if seed % 3:
+        at = np.sort(at)
+    amounts = rng.integers(0, 10_000, len(at))
+    keep = at < k_n
+    want = np.cumsum(np.bincount(at[keep], weights=amounts[keep], minlength=k_n)[:k_n]).astype(np.int64)
+    assert np.array_equal(_running_from(at, amounts, k_n), want)

@@ -386,7 +386,7 @@ def _breaks(f: Mapping[str, Any], with_policy: bool) -> tuple[Any, Any]:
         return _zeros(f, bool), ends.copy()
     lows, highs = f["lows"], f["highs"]
     changed = lows >= 0
-    before = np.maximum.accumulate(np.where(changed, highs, -1))  # highest change so far
+    before = np.maximum.accumulate(highs)  # highest change so far (-1 at a step that changed nothing)
     prev_end = np.concatenate(([-1], ends[:-1]))
     broke = changed & (lows < prev_end)
     broke[0] = False
@@ -507,9 +507,27 @@ def _segments(result: Result, f: dict[str, Any], cuts: Sequence[int], with_polic
                        first_after[np.searchsorted(cuts_a, idx[starts], side="right")])
     total = np.concatenate(([0], running))
     saved = total[np.append(starts[1:], len(idx))] - total[starts]
-    keep = k_run < k_n
-    below = np.cumsum(np.bincount(k_run[keep], weights=saved[keep], minlength=k_n)[:k_n])
-    return _Segments(cut, new, base - np.rint(below).astype(np.int64))
+    return _Segments(cut, new, base - _running_from(k_run, saved, k_n))
+
+
+def _running_from(at: Any, amounts: Any, k_n: int) -> Any:
+    """``out[k]``: the sum of ``amounts[j]`` over every ``at[j] <= k`` (values past
+    ``k_n`` ignored), in integers. With ``at`` ascending (a run's steps, mostly) each run
+    of calls between two of them repeats one running total, a third of a bincount's time."""
+    import numpy as np
+
+    if len(at) > 1 and not (at[1:] >= at[:-1]).all():
+        keep = at < k_n
+        return np.rint(np.cumsum(np.bincount(at[keep], weights=amounts[keep], minlength=k_n)[:k_n])).astype(np.int64)
+    out = np.zeros(k_n, dtype=np.int64)
+    inside = int(np.searchsorted(at, k_n, side="left"))
+    if not inside:
+        return out
+    at, total = at[:inside], np.cumsum(amounts[:inside])
+    last = np.flatnonzero(np.append(at[1:] != at[:-1], True))  # the last of each equal run
+    starts = at[last]
+    out[starts[0]:] = np.repeat(total[last], np.diff(np.append(starts, k_n)))
+    return out
 
 
 def _shared(result: Result, f: Mapping[str, Any], prompt: Any, broke: Any, first: Any, overhead: Any,

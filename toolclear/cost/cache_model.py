@@ -612,6 +612,29 @@ def _stretch_of_each(f: dict[str, Any], cuts: Sequence[int], stretches: int) -> 
     return kept[1]
 
 
+def _expired(f: Mapping[str, Any], ttl: int) -> Any:
+    """Whether the cache entry of the call before each call had expired by then (its
+    time minus the previous call's past ``ttl``; unknown times keep it alive): the run's,
+    kept with its facts per TTL. Read-only."""
+    np = _numpy()
+    memo = f.get("memo")
+    kept = memo.get(("expired", ttl)) if memo is not None else None
+    if kept is not None:
+        return kept
+    k_n = len(f["ends"])
+    if f["timed"]:
+        times = f["times"]
+        dt = np.empty(k_n)
+        dt[0] = np.nan
+        dt[1:] = times[1:] - times[:-1]
+        expired = dt > ttl  # nan compares False: unknown times keep the cache alive
+    else:
+        expired = np.zeros(k_n, dtype=bool)
+    if memo is not None:
+        memo[("expired", ttl)] = _frozen(expired)[0]
+    return expired
+
+
 def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, with_policy: bool,
                 cuts: Sequence[int], warm: int = 0, facts: Any = None,
                 resets: Mapping[int, int] | None = None, kept: ThinkingKept = "all",
@@ -647,13 +670,7 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
             np.searchsorted(np.asarray(extra_at, dtype=np.int64), ends, side="left"), len(extras) - 1)
         each = overhead + np.asarray(extras, dtype=np.int64)[stretch]
         prompt = np.maximum(0, prompt + each - overhead)
-    if f["timed"]:
-        dt = np.empty(k_n)
-        dt[0] = np.nan
-        dt[1:] = times[1:] - times[:-1]
-        expired = dt > p.ttl_seconds  # nan compares False: unknown times keep the cache alive
-    else:
-        expired = np.zeros(k_n, dtype=bool)
+    expired = _expired(f, p.ttl_seconds)
     reset, cap = _reset_columns(f, resets)
     alive = ~expired
     alive[0] = False

@@ -4,6 +4,7 @@ trigger that counts the whole prompt fires where the recorded prompt crossed it.
 
 from __future__ import annotations
 
+import pickle
 import statistics
 
 import pytest
@@ -131,4 +132,5 @@ def test_the_calibration_over_arrays_is_the_one_call_by_call(path, monkeypatch) 
         assert (fast.overhead_tokens, fast.scale, fast.cuts, fast.notes) == (
             slow.overhead_tokens, slow.scale, slow.cuts, slow.notes)
         assert dict(fast.prompts) == dict(slow.prompts)
+        assert pickle.loads(pickle.dumps(fast)) == fast  # results carry it to worker processes
     calibration._calibrations.clear()

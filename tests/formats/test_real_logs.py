@@ -85,6 +85,18 @@ def test_a_reply_split_over_lines_is_one_message_with_all_its_text(path) -> None
     assert checked == sum(1 for n in thinking.values() if n)
 
 
+def test_a_pickled_session_writes_back_as_the_loaded_one() -> None:
+    """Which strings of ``toolUseResult`` hold a result is found on export: a session
+    pickled (Streamlit's cache, a worker process) and loaded back writes the same bytes."""
+    import pickle
+
+    path = DATA / "corpus" / "claude_code" / "entire-cli_cc-2.1.37_large_4c-ff5845d5a2.jsonl"
+    t = tc.load(path)
+    r = tc.reduce_by_tokens(t.messages, tc.ClearToolResultConfig(0, 0, "[gone]"))
+    again = pickle.loads(pickle.dumps(t))
+    assert tc.dump(again, r.messages) == tc.dump(t, r.messages) != path.read_bytes()
+
+
 def test_parallel_results_are_rewritten_on_export() -> None:
     path = DATA / "corpus" / "claude_code" / "entire-cli_cc-2.1.37_large_4c-ff5845d5a2.jsonl"
     t = tc.load(path)

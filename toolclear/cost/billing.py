@@ -349,6 +349,10 @@ def _summarizations(compactions: Sequence[tuple[int, int, int, bool, Usage | Non
     compacts (a prefix the cache holds from the call before, read from it where the
     provider caches and the policy lets it) and writes the summary. The log's own (a
     kept tuple) are priced once per pricing."""
+    try:
+        hash(p)
+    except TypeError:  # a Pricing made with a list in it: priced, not kept
+        return _summarizations_of(compactions, p)
     return _priced_kept.get(compactions, lambda: _summarizations_of(compactions, p), extra=p)
 
 

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate
 from operator import mul
-from types import MappingProxyType
 
 from .._kept import KeptFor
 from ..counters import TokenCounter, count_tokens, prefix_sums
@@ -215,7 +214,9 @@ def _recorded_prompts(msgs: tuple[Message, ...]) -> Mapping[int, int]:
 
         la = _log_arrays(msgs)
         billed = np.flatnonzero(la.billed)
-        return MappingProxyType(dict(zip(billed.tolist(), la.prompt[billed].tolist())))  # shared: read-only
+        # one dict every calibration of the transcript shares (picklable: results travel to
+        # worker processes and Streamlit's cache); nothing writes to it
+        return dict(zip(billed.tolist(), la.prompt[billed].tolist()))
     return _prompts_kept.get(msgs, read)
 
 

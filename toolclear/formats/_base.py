@@ -299,6 +299,9 @@ class TextInside:
     message's original content): worked out when the file is written, not while it is
     read (Claude Code's ``toolUseResult``: a tenth of reading a corpus of sessions)."""
 
+    def __reduce__(self) -> str:
+        return "TEXT_INSIDE"  # unpickled as the one instance (a pickled transcript writes back)
+
 
 TEXT_INSIDE = TextInside()
 
@@ -372,7 +375,7 @@ class Binding:
         """Where one slot puts a message's new text."""
         if path and isinstance(path[-1], Wrap):
             out[path[:-1]] = {path[-1].key: text}
-        elif path and path[-1] is TEXT_INSIDE:
+        elif path and isinstance(path[-1], TextInside):
             node: Any = self.doc.value
             for step in path[:-1]:
                 node = node[step]

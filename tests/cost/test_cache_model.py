@@ -123,7 +123,7 @@ def test_the_replays_trace_gives_the_columns_its_steps_give(seed) -> None:
     ones its Step objects hold, for every policy and both ways of running it."""
     import random
 
-    from toolclear.cost import cache_model
+    from toolclear.cost import call_facts
 
     from ..policies.test_all_policies import POLICIES
     from ..policies.test_langchain import generate
@@ -136,8 +136,8 @@ def test_the_replays_trace_gives_the_columns_its_steps_give(seed) -> None:
         rp = tc.replay(msgs, config, persist=persist)
         assert rp._trace is not None
         k = len(rp.model_call_steps)
-        fast = cache_model._step_columns(rp, k)
-        slow = cache_model._step_columns(dataclasses.replace(rp, _trace=None), k)
+        fast = call_facts._step_columns(rp, k)
+        slow = call_facts._step_columns(dataclasses.replace(rp, _trace=None), k)
         for name, a, b in zip(("ends", "sent", "unreduced", "low", "high", "own"), fast, slow):
             assert a.tolist() == b.tolist(), (config, persist, name)
 

@@ -410,14 +410,14 @@ def test_the_run_without_the_policy_is_kept_from_its_second_pricing_and_the_same
     are read-only; so are the run's call facts every replay shares."""
     import numpy as np
 
-    from toolclear.cost import cache_model, per_run
+    from toolclear.cost import call_facts, per_run
 
     t = tc.load_all(path)[0]
     configs = [NEVER, tc.ClearToolResultConfig(tool_result_token_threshold=2_000, keep_recent_tokens=1_000),
                tc.parse_policy("masking"), tc.parse_policy("anthropic"), tc.parse_policy("langchain")]
 
     def forget() -> None:
-        for kept in (per_run._without_kept, cache_model._run_facts_kept):
+        for kept in (per_run._without_kept, call_facts._run_facts_kept):
             kept.clear()
     for calibrate in (True, False):
         for marks in (None, ()):

@@ -26,10 +26,7 @@ from ..result import Result
 from .cache_model import (
     _COLUMNS,
     CallCost,
-    _call_facts,
-    _calls_in,
     _columns,
-    _ints,
     _prefix,
     _price_fast,
     _rows,
@@ -37,6 +34,7 @@ from .cache_model import (
 )
 from .cache_reference import _price_loop
 from .calibration import MAX_SCALE, MIN_SCALE, beyond_transcript, cut_before, fit_line
+from .call_facts import _call_facts, _calls_in, _ints
 from .logfacts import (
     COMPACTION_TEXT,
     SYNTHETIC_MODEL,

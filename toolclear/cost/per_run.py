@@ -12,7 +12,7 @@ from typing import Any
 from .._kept import KeptFor, Same
 from ..model import Message
 from ..result import Result
-from .cache_model import KEPT_CALLS
+from .call_facts import KEPT_CALLS
 from .logfacts import SYNTHETIC_MODEL, _log_facts, _numpy
 
 __all__ = ["after_cuts", "with_after_cuts", "without_policy"]

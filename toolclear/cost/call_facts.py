@@ -1,0 +1,200 @@
+"""What pricing reads of each model call of a replay, once for the run with and without
+the policy: its end, time and output, its context with and without the policy, and its
+lowest and highest change. Array operations over the replay's ``Trace`` (a long run
+has 50,000 calls); what no policy changes is the run's, kept per run."""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Sequence
+from itertools import chain
+from typing import TYPE_CHECKING, Any
+
+from .._gc import paused_gc
+from .._kept import KeptFor, Same
+from ..result import Result
+from .logfacts import _log_arrays, _log_facts, _log_of, _numpy, _thinking_facts
+
+if TYPE_CHECKING:
+    from .cache_model import ThinkingKept
+
+__all__ = ["KEPT_CALLS"]
+
+
+_arrays_kept: KeptFor[Any] = KeptFor(8)
+
+
+def _int_array(values: Sequence[int]) -> Any:
+    """``values`` as an int64 array: a view of an array (the prefix sums every replay of a
+    run shares), else kept for the same tuple (a run's token counts)."""
+    import numpy as np
+
+    return _ints(values) if isinstance(values, array) else _arrays_kept.get(
+        values, lambda: np.fromiter(values, dtype=np.int64, count=len(values)))
+
+
+def _ints(values: Sequence[int]) -> Any:
+    """An int64 array of ``values``: a view of a replay's array('q') columns, no copy."""
+    import numpy as np
+
+    if isinstance(values, array) and values.typecode == "q" and len(values):
+        return np.frombuffer(values, dtype=np.int64)
+    return np.fromiter(values, dtype=np.int64, count=len(values))
+
+
+def _step_columns(result: Result, k_n: int) -> tuple[Any, ...]:
+    """(ends, context with the policy, without it, lowest and highest change, the count
+    of each call's message) of the first ``k_n`` steps: from the replay's Trace when it
+    left one (array operations only), else from the Step objects."""
+    import numpy as np
+
+    i64 = np.int64
+    tr = result._trace
+    if tr is not None:
+        ends_all = _ints(tr.ends)
+        prefix = _int_array(tr.prefix)
+        ends = ends_all[:k_n]
+        ctx_u = prefix[ends]
+        at, saved_at = _ints(tr.at), _ints(tr.saved)
+        # tokens saved at each step: constant from one change step to the next
+        saved = np.repeat(np.concatenate(([0], saved_at)), np.diff(np.concatenate(([0], at, [len(ends_all)]))))[:k_n]
+        lows = np.full(len(ends_all), -1, dtype=i64)
+        highs = np.full(len(ends_all), -1, dtype=i64)
+        lows[at] = _ints(tr.low)
+        highs[at] = _ints(tr.high)
+        n = len(prefix) - 1
+        own = np.where(ends < n, prefix[np.minimum(ends + 1, n)] - prefix[ends], 0)
+        return ends, ctx_u - saved, ctx_u, lows[:k_n], highs[:k_n], own
+    steps = result.model_call_steps
+    cols = list(zip(*steps))  # the steps transposed: one tuple per Step field
+    ends = np.array(cols[0], dtype=i64)
+    # changed indices are ascending: the lowest is the first of each, the highest the last
+    sizes = np.fromiter(map(len, cols[1]), dtype=i64, count=k_n)
+    flat = np.fromiter(chain.from_iterable(cols[1]), dtype=i64, count=int(sizes.sum()))
+    stop = np.cumsum(sizes)
+    has = sizes > 0
+    lows = np.full(k_n, -1, dtype=i64)
+    highs = np.full(k_n, -1, dtype=i64)
+    lows[has] = flat[(stop - sizes)[has]]
+    highs[has] = flat[stop[has] - 1]
+    counts = result.token_counts
+    n = len(counts)
+    counts_a = np.fromiter(counts, dtype=i64, count=n)
+    own = np.where(ends < n, counts_a[np.minimum(ends, max(n - 1, 0))], 0) if n else np.zeros(k_n, dtype=i64)
+    return ends, np.array(cols[2], dtype=i64), np.array(cols[3], dtype=i64), lows, highs, own
+
+
+def _calls_in(result: Result) -> int:
+    """How many model calls (``len(result.model_call_steps)`` without the copy)."""
+    return max(0, len(result.steps) - 1) if result.mode == "replay" else len(result.steps)
+
+
+def _call_facts(result: Result, scale: float, kept: ThinkingKept = "all") -> dict[str, Any]:
+    """Per model call, once for both runs: its end, time (nan when unknown), output
+    tokens, context with and without the policy, and its lowest and highest change.
+    Array operations over the replay's Trace, as a long run has 50,000 calls. What does
+    not depend on the policy (ends, times, outputs, the context without it) is the
+    run's, kept per run: every replay of a sweep or a slider move calls where the log
+    did, over the same prefix sums."""
+    np = _numpy()
+    msgs, counts = result.messages, result.token_counts
+    k_n = _calls_in(result)
+    i64 = np.int64
+    if not k_n:
+        empty = np.zeros(0, dtype=i64)
+        return {"ends": empty, "times": np.zeros(0), "outs": empty, "ctx_w": empty, "ctx_u": empty,
+                "lows": empty, "highs": empty, "timed": False, "think": None, "think_limit": empty, "memo": {}}
+    log = _log_of(result)
+    tr = result._trace
+    run = None
+    if tr is not None and k_n <= KEPT_CALLS:
+        # the facts follow from the prefix sums, the log and the scale (and the calls, checked
+        # below): kept under the log, holding no counts a verdict's other counters let go
+        run = _run_facts_kept.get(log, lambda: _run_facts(result, k_n, scale, log),
+                                  extra=(Same(tr.prefix), scale, k_n))
+        if not np.array_equal(run["ends"], _ints(tr.ends)[:k_n]):
+            run = None
+    if run is not None:
+        assert tr is not None
+        with paused_gc():
+            ctx_w, lows, highs = _policy_columns(tr, run["ctx_u"], k_n)
+        f = {**run, "ctx_w": ctx_w, "lows": lows, "highs": highs}
+    else:
+        with paused_gc():
+            ends, ctx_w, ctx_u, lows, highs, own = _step_columns(result, k_n)
+        f = {**_log_columns(ends, own, scale, log), "ends": ends, "ctx_u": ctx_u, "ctx_w": ctx_w,
+             "lows": lows, "highs": highs, "memo": {}}
+    thinking = _thinking_facts(msgs, counts, log) if kept != "all" else None
+    f["think"] = f["think_limit"] = None
+    if thinking is not None:  # earlier thinking the provider does not re-send
+        ends = f["ends"]
+        think = np.asarray(thinking[0], dtype=i64)
+        lim = ends if kept == "none" else np.asarray(thinking[1], dtype=i64)[ends]
+        strip = think[lim]
+        f.update(ctx_w=f["ctx_w"] - strip, ctx_u=f["ctx_u"] - strip, think=think, think_limit=lim)
+    return f
+
+
+KEPT_CALLS = 65_536
+"""The longest run whose facts, and whose column without the policy, pricing keeps
+(about 64 bytes a call: 4 MB). A longer run's replay takes so long that pricing it
+again is a few per cent more, and a one-shot ``inspect`` of a long log keeps its peak
+(kept, they raised the peak of 200,000 tiny messages by a tenth)."""
+_run_facts_kept: KeptFor[dict[str, Any]] = KeptFor(1)
+"""The facts of the run and counter priced last (megabytes on a long run): a sweep, a
+slider and the app price one at a time."""
+
+
+def _run_facts(result: Result, k_n: int, scale: float, log: Sequence[Any]) -> dict[str, Any]:
+    """The calls' facts that no policy changes, read-only (kept and shared); ``memo``
+    holds what pricing works out from them (the compactions' and resets' columns)."""
+    import numpy as np
+
+    tr = result._trace
+    assert tr is not None
+    prefix = _int_array(tr.prefix)
+    ends = _ints(tr.ends)[:k_n].copy()
+    n = len(prefix) - 1
+    ctx_u = prefix[ends]
+    own = prefix[np.minimum(ends + 1, n)] - prefix[np.minimum(ends, n)]  # 0 for a call past the last message
+    out = {**_log_columns(ends, own, scale, log), "ends": ends, "ctx_u": ctx_u}
+    for value in out.values():
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+    out["memo"] = {}
+    return out
+
+
+def _policy_columns(tr: Any, ctx_u: Any, k_n: int) -> tuple[Any, Any, Any]:
+    """(context with the policy, lowest change, highest change) of each call: the
+    replay's own, from its Trace."""
+    import numpy as np
+
+    i64 = np.int64
+    n_all = len(tr.ends)
+    at, saved_at = _ints(tr.at), _ints(tr.saved)
+    # tokens saved at each step: constant from one change step to the next
+    saved = np.repeat(np.concatenate(([0], saved_at)), np.diff(np.concatenate(([0], at, [n_all]))))[:k_n]
+    lows = np.full(n_all, -1, dtype=i64)
+    highs = np.full(n_all, -1, dtype=i64)
+    lows[at] = _ints(tr.low)
+    highs[at] = _ints(tr.high)
+    return ctx_u - saved, lows[:k_n], highs[:k_n]
+
+
+def _log_columns(ends: Any, own: Any, scale: float, log: Sequence[Any]) -> dict[str, Any]:
+    """Each call's time (nan: unknown) and output tokens (as recorded, else its
+    message's count at ``scale``), and whether any time is known."""
+    np = _numpy()
+    k_n = len(ends)
+    outs = np.rint(own * scale).astype(np.int64)
+    times = np.full(k_n, np.nan)
+    _, recorded = _log_facts(log)
+    if recorded:  # only the calls whose message recorded usage
+        la = _log_arrays(log)
+        inside = ends < len(log)
+        at = np.minimum(ends, len(log) - 1)
+        times = np.where(inside, la.time[at], np.nan)
+        out = np.where(inside, la.out[at], -1)
+        outs = np.where(out >= 0, out, outs)
+    return {"times": times, "outs": outs, "timed": bool(recorded) and not bool(np.isnan(times).all())}

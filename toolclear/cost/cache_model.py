@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
 from ..result import Result
-from .call_facts import _call_facts, _calls_in, _int_array, _ints
+from .call_facts import _call_facts, _calls_in, _int_array, _ints, frozen
 from .logfacts import _cut_before_each, _numpy
 from .prices import Pricing
 
@@ -172,13 +172,6 @@ def _last_true(mask: Any, idx: Any, minus: Any, at: Any = None) -> Any:
     return out
 
 
-def _frozen(*arrays: Any) -> tuple[Any, ...]:
-    """The arrays made read-only: what the memo keeps is shared by every pricing of the run."""
-    for a in arrays:
-        a.flags.writeable = False
-    return arrays
-
-
 def _zeros(f: Mapping[str, Any], kind: type) -> Any:
     """A read-only column of zeros, one per call, shared by every pricing of the run (a
     run without the policy breaks nothing; most runs with it pay for no break)."""
@@ -189,8 +182,7 @@ def _zeros(f: Mapping[str, Any], kind: type) -> Any:
     key = ("zeros", kind)
     found = memo.get(key)
     if found is None or len(found) != len(f["ends"]):
-        found = memo[key] = np.zeros(len(f["ends"]), dtype=kind)
-        found.flags.writeable = False
+        found = memo[key] = frozen(np.zeros(len(f["ends"]), dtype=kind))[0]
     return found
 
 
@@ -288,7 +280,7 @@ def _segments(result: Result, f: dict[str, Any], cuts: Sequence[int], with_polic
         cut = _cut_before_each(cuts_a, ends)
         # the first call after each compaction (k_n: none), and one more for "no compaction"
         first_after = np.append(np.searchsorted(ends, cuts_a, side="right"), k_n)
-        kept = memo["cuts"] = (tuple(cuts), *_frozen(cut, cut != np.concatenate(([0], cut[:-1])),
+        kept = memo["cuts"] = (tuple(cuts), *frozen(cut, cut != np.concatenate(([0], cut[:-1])),
                                                      _prefix(result)[cut], first_after))
     _, cut, new, base, first_after = kept
     if not with_policy:
@@ -414,7 +406,7 @@ def _reset_columns(f: dict[str, Any], resets: Mapping[int, int] | None) -> tuple
         hit = ends[pos] == keys  # resets at calls this run makes
         reset[pos[hit]] = True
         cap[pos[hit]] = held[hit]
-    memo["resets"] = (resets, *_frozen(reset, cap))
+    memo["resets"] = (resets, *frozen(reset, cap))
     return reset, cap
 
 
@@ -426,7 +418,7 @@ def _stretch_of_each(f: dict[str, Any], cuts: Sequence[int], stretches: int) -> 
     kept = memo.get("stretch")
     if kept is None or kept[0] != (tuple(cuts), stretches):
         seg_no = np.searchsorted(np.asarray(cuts, dtype=np.int64), f["ends"], side="left")
-        kept = memo["stretch"] = ((tuple(cuts), stretches), *_frozen(np.minimum(seg_no, stretches - 1)))
+        kept = memo["stretch"] = ((tuple(cuts), stretches), *frozen(np.minimum(seg_no, stretches - 1)))
     return kept[1]
 
 
@@ -449,7 +441,7 @@ def _expired(f: Mapping[str, Any], ttl: int) -> Any:
     else:
         expired = np.zeros(k_n, dtype=bool)
     if memo is not None:
-        memo[("expired", ttl)] = _frozen(expired)[0]
+        memo[("expired", ttl)] = frozen(expired)[0]
     return expired
 
 

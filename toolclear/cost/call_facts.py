@@ -51,20 +51,9 @@ def _step_columns(result: Result, k_n: int) -> tuple[Any, ...]:
     i64 = np.int64
     tr = result._trace
     if tr is not None:
-        ends_all = _ints(tr.ends)
-        prefix = _int_array(tr.prefix)
-        ends = ends_all[:k_n]
-        ctx_u = prefix[ends]
-        at, saved_at = _ints(tr.at), _ints(tr.saved)
-        # tokens saved at each step: constant from one change step to the next
-        saved = np.repeat(np.concatenate(([0], saved_at)), np.diff(np.concatenate(([0], at, [len(ends_all)]))))[:k_n]
-        lows = np.full(len(ends_all), -1, dtype=i64)
-        highs = np.full(len(ends_all), -1, dtype=i64)
-        lows[at] = _ints(tr.low)
-        highs[at] = _ints(tr.high)
-        n = len(prefix) - 1
-        own = np.where(ends < n, prefix[np.minimum(ends + 1, n)] - prefix[ends], 0)
-        return ends, ctx_u - saved, ctx_u, lows[:k_n], highs[:k_n], own
+        ends, ctx_u, own = _run_columns(tr, k_n)
+        ctx_w, lows, highs = _policy_columns(tr, ctx_u, k_n)
+        return ends, ctx_w, ctx_u, lows, highs, own
     steps = result.model_call_steps
     cols = list(zip(*steps))  # the steps transposed: one tuple per Step field
     ends = np.array(cols[0], dtype=i64)
@@ -152,17 +141,32 @@ def _run_facts(result: Result, k_n: int, scale: float, log: Sequence[Any]) -> di
 
     tr = result._trace
     assert tr is not None
-    prefix = _int_array(tr.prefix)
-    ends = _ints(tr.ends)[:k_n].copy()
-    n = len(prefix) - 1
-    ctx_u = prefix[ends]
-    own = prefix[np.minimum(ends + 1, n)] - prefix[np.minimum(ends, n)]  # 0 for a call past the last message
+    ends, ctx_u, own = _run_columns(tr, k_n)
+    ends = ends.copy()  # not a view of this replay's trace: kept past it
     out = {**_log_columns(ends, own, scale, log), "ends": ends, "ctx_u": ctx_u}
-    for value in out.values():
-        if isinstance(value, np.ndarray):
-            value.flags.writeable = False
+    frozen(*(value for value in out.values() if isinstance(value, np.ndarray)))
     out["memo"] = {}
     return out
+
+
+def _run_columns(tr: Any, k_n: int) -> tuple[Any, Any, Any]:
+    """(ends, context without the policy, the count of each call's message) of the first
+    ``k_n`` calls, from a replay's Trace: the same for every replay of the run."""
+    import numpy as np
+
+    prefix = _int_array(tr.prefix)
+    ends = _ints(tr.ends)[:k_n]
+    n = len(prefix) - 1
+    own = prefix[np.minimum(ends + 1, n)] - prefix[np.minimum(ends, n)]  # 0 for a call past the last message
+    return ends, prefix[ends], own
+
+
+def frozen(*arrays: Any) -> tuple[Any, ...]:
+    """The arrays made read-only: what is kept per run is shared by every pricing of it,
+    so a write by mistake raises instead of changing another pricing's figures."""
+    for a in arrays:
+        a.flags.writeable = False
+    return arrays
 
 
 def _policy_columns(tr: Any, ctx_u: Any, k_n: int) -> tuple[Any, Any, Any]:

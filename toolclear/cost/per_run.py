@@ -12,7 +12,7 @@ from typing import Any
 from .._kept import KeptFor, Same
 from ..model import Message
 from ..result import Result
-from .call_facts import KEPT_CALLS
+from .call_facts import KEPT_CALLS, frozen
 from .logfacts import SYNTHETIC_MODEL, _log_facts, _numpy
 
 __all__ = ["after_cuts", "with_after_cuts", "without_policy"]
@@ -43,7 +43,8 @@ def without_policy(result: Result, facts: Any, key: Hashable,
         slot.asked += 1
         columns = fresh()
         if slot.asked >= 2:
-            slot.columns = (tr.prefix, ends, _read_only(columns))
+            frozen(*(value for value in columns.values() if hasattr(value, "flags")))
+            slot.columns = (tr.prefix, ends, columns)
         return columns
 
 
@@ -56,13 +57,6 @@ class _Kept:
         self.asked = 0
         self.columns: tuple[Any, Any, Mapping[str, Any]] | None = None
         self.lock = threading.Lock()
-
-
-def _read_only(columns: Mapping[str, Any]) -> Mapping[str, Any]:
-    for value in columns.values():
-        if hasattr(value, "flags"):
-            value.flags.writeable = False
-    return columns
 
 
 _without_kept: KeptFor[_Kept] = KeptFor(1)

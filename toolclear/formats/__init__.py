@@ -326,11 +326,8 @@ def _walk_roots(doc: Document, by_size: bool) -> tuple[Iterable[Any], Sequence[i
 def _line_sizes(doc: Document, records: list[tuple[int, Any]]) -> array | None:
     """Each record's line length (bytes, or characters for a decoded file): a bound on
     the characters of text in it."""
-    offsets = doc._offsets
-    if offsets is not None:
-        last = len(doc.data) - len(doc.bom) + 1
-        n = len(offsets)
-        return array("q", ((offsets[i + 1] if i + 1 < n else last) - offsets[i] for i, _ in records))
+    if doc._offsets is not None:
+        return array("q", (end - start for start, end in (doc._line_span(i) for i, _ in records)))
     if doc._lines is not None:
         lines = doc._lines
         return array("q", (len(lines[i]) for i, _ in records))

@@ -81,9 +81,9 @@ def _has_usage(rec: dict[str, Any]) -> bool:
 
 def read_usage(rec: dict[str, Any]) -> Usage | None:
     """An assistant line's ``message.usage`` (Anthropic's fields) as a ``Usage``."""
-    msg = rec.get("message")
-    if not isinstance(msg, dict) or not isinstance(msg.get("usage"), dict):
+    if not _has_usage(rec):
         return None
+    msg = rec["message"]
     usage = msg["usage"]
     return Usage(
         input_tokens=_int(usage.get("input_tokens")),

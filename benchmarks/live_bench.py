@@ -5,7 +5,7 @@ modes: persisting (the default of LangChain, LangGraph, pydantic-ai) and per cal
 (``persist=False``; the only mode of the OpenAI Agents SDK, whose items are rebuilt as
 new dicts on every call, as the SDK does).
 
-    .venv/bin/python benchmarks/live_bench.py
+    .venv/bin/python benchmarks/live_bench.py [--json]
 """
 
 from __future__ import annotations
@@ -184,6 +184,11 @@ def rows() -> list[tuple[str, str, str]]:
 
 def main() -> None:
     table = rows()
+    if "--json" in sys.argv[1:]:  # for benchmarks/run.py, which runs these rows in a process of their own
+        import json
+
+        print(json.dumps(table))
+        return
     width = max(len(r[0]) for r in table)
     for what, figure, target in table:
         print(f"| {what:<{width}} | {figure:>10} | {target} |")

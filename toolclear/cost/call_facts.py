@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._gc import paused_gc
 from .._kept import KeptFor, Same
-from ..result import Result
+from ..result import Result, _ints
 from .logfacts import _log_arrays, _log_facts, _log_of, _numpy, _thinking_facts
 
 if TYPE_CHECKING:
@@ -31,15 +31,6 @@ def _int_array(values: Sequence[int]) -> Any:
 
     return _ints(values) if isinstance(values, array) else _arrays_kept.get(
         values, lambda: np.fromiter(values, dtype=np.int64, count=len(values)))
-
-
-def _ints(values: Sequence[int]) -> Any:
-    """An int64 array of ``values``: a view of a replay's array('q') columns, no copy."""
-    import numpy as np
-
-    if isinstance(values, array) and values.typecode == "q" and len(values):
-        return np.frombuffer(values, dtype=np.int64)
-    return np.fromiter(values, dtype=np.int64, count=len(values))
 
 
 def _step_columns(result: Result, k_n: int) -> tuple[Any, ...]:
@@ -75,7 +66,7 @@ def _step_columns(result: Result, k_n: int) -> tuple[Any, ...]:
 
 def _calls_in(result: Result) -> int:
     """How many model calls (``len(result.model_call_steps)`` without the copy)."""
-    return max(0, len(result.steps) - 1) if result.mode == "replay" else len(result.steps)
+    return result.model_call_count
 
 
 def _call_facts(result: Result, scale: float, kept: ThinkingKept = "all") -> dict[str, Any]:

@@ -405,14 +405,17 @@ def usage_svg(result: Result, original: Sequence[Message], *, width: int = 1000,
     it holds no text from the transcript, only numbers and status names."""
     import numpy as np
 
+    from ..cost.call_facts import _int_array, _ints
+
     n = len(result.messages)
     config = result.config
     windowed = spec_for(config).window  # a tool-result trigger, its running total and a window to draw
-    before = np.asarray(result.token_counts_original or result.token_counts, dtype=np.int64)
-    after = np.asarray(result.token_counts_after, dtype=np.int64)
+    # the run's counts are the same tuple on every move: their array is kept (call_facts)
+    before = _int_array(result.token_counts_original or result.token_counts)
+    after = _ints(result.token_counts_after)
     is_tool, counted = _static_arrays(original, getattr(config, "placeholder", ""))
     threshold = int(getattr(config, "tool_result_token_threshold", 0) or 0) if windowed else 0
-    codes = np.fromiter((_STATUS_CODE[s] for s in result.statuses), dtype=np.int64, count=n)
+    codes = np.fromiter(map(_STATUS_CODE.__getitem__, result.statuses), dtype=np.int64, count=n)
     codes[(codes == _CODES["kept"]) & ~is_tool] = _CODES["other message"]
     k = max(1, -(-n // SVG_COLUMNS))
     bins = np.arange(n) // k
@@ -429,7 +432,7 @@ def usage_svg(result: Result, original: Sequence[Message], *, width: int = 1000,
     totals = by_status.sum(axis=1)
     y_ticks = _nice_ticks(float(totals.max()) if nb else 0.0)
     y_max = max(y_ticks[-1], 1)
-    running = np.cumsum(np.where(counted, np.asarray(result.token_counts, dtype=np.int64), 0)) if n else np.zeros(0)
+    running = np.cumsum(np.where(counted, _int_array(result.token_counts), 0)) if n else np.zeros(0)
     ends = np.minimum((np.arange(nb) + 1) * k - 1, n - 1)
     y2_ticks = _nice_ticks(float(max(running[-1] if n else 0, threshold)))
     y2_max = max(y2_ticks[-1], 1)

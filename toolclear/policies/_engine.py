@@ -205,8 +205,10 @@ def assemble(
 
     def statuses() -> tuple[MessageStatus, ...]:
         return tuple(engine.status(i, i in kept) for i in range(n))
+    all_steps = tuple(steps)
     return Result(
-        messages=messages, steps=tuple(steps), token_counts=counts, cleared_at=tuple(changed_at), config=config,
+        messages=messages, steps=all_steps, token_counts=counts, cleared_at=tuple(changed_at), config=config,
         token_counts_original=counts, files=dict(files or {}), notes=notes, mode=mode, _seen=original,
         _statuses=statuses, _counts_after=after, _trace=Trace(array("q", calls), prefix, at, at_low, at_high, at_saved),
+        _traced=all_steps,
     )

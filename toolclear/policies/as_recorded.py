@@ -147,11 +147,12 @@ def fast_replay(messages: Any, config: AsRecordedConfig, *, counter: Any = None,
         for i in gone:
             after_[i] = 0
         after = tuple(after_)
-    result = Result(messages=tuple(final), steps=tuple(steps), token_counts=counts, cleared_at=tuple(changed_at),
+    all_steps = tuple(steps)
+    result = Result(messages=tuple(final), steps=all_steps, token_counts=counts, cleared_at=tuple(changed_at),
                     config=config, token_counts_original=counts, mode="replay", _seen=msgs,
                     _statuses=lambda: tuple(engine.status(i, i in gone) for i in range(len(msgs))),
                     _counts_after=after, _trace=Trace(array("q", calls), prefix, at, low, high, saved_at,
-                                 *((each, each_saved) if ascending else ())),
+                                 *((each, each_saved) if ascending else ())), _traced=all_steps,
                     _changed=tuple(each) if ascending else tuple(sorted(each)))
     return engine.finish(result)
 

@@ -505,12 +505,13 @@ def fast_replay(
                 steps.append(new_step(Step, (call, (), prefix[call] - saved, prefix[call], False, total, False, None)))
             prev_call = call
 
+    all_steps = tuple(steps)
     changed = tuple(newly_all)  # ascending: each step clears the next stretch of ``clearable``
     final = ix.output(changed, ph)
     trace = Trace(array("q", calls), prefix, at, at_low, at_high, at_saved, array("q", newly_all), each_saved)
     return Result(
         messages=final,
-        steps=tuple(steps),
+        steps=all_steps,
         token_counts=counts,
         cleared_at=tuple(cleared_at),
         config=config,
@@ -518,6 +519,7 @@ def fast_replay(
         token_counts_original=count_tokens(original, counter) if records else counts,
         _seen=msgs,
         _trace=trace,
+        _traced=all_steps,
         _changed=changed,
         _statuses=lambda: statuses_of(msgs, config, bool(steps and steps[-1].triggered),
                                       steps[-1].recent_start_index or 0 if steps else 0, changed, records,

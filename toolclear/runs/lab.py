@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from ..cost.calibration import STRETCH_CALLS, Calibration, as_sent, beyond_transcript, cut_before
@@ -300,7 +299,6 @@ class Comparison:
 def row(label: str, config: Any, r: Result, c: Any = None) -> dict[str, Any]:
     """One policy's row of a comparison, with its dollars first when priced: the one
     place a row's figures are worked out (compare, the corpus, ``advise``, the report)."""
-    calls = r.model_call_steps
     sent, unreduced = r.tokens_sent, r.tokens_sent_unreduced
     out: dict[str, Any] = {"policy": label}
     if c is not None:  # dollars first, right after the policy: they are what a user decides on
@@ -309,9 +307,9 @@ def row(label: str, config: Any, r: Result, c: Any = None) -> dict[str, Any]:
                    net_dollars_saved=round(c.net_dollars_saved, 6))
     out.update({
         "kind": policy_name(config),
-        "model_calls": len(calls),
-        "peak_context": max(map(attrgetter("context_tokens"), calls), default=0),
-        "peak_context_unreduced": max(map(attrgetter("context_tokens_unreduced"), calls), default=0),
+        "model_calls": r.model_call_count,
+        "peak_context": r.peak_context,
+        "peak_context_unreduced": r.peak_context_unreduced,
         "tokens_sent": sent,
         "tokens_sent_unreduced": unreduced,
         "tokens_saved": unreduced - sent,

@@ -10,18 +10,19 @@ whether it broke the prompt cache), and the files a backend received.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from operator import attrgetter, truth
-from typing import TYPE_CHECKING, Any, NamedTuple
+from itertools import islice
+from operator import attrgetter, eq, truth
+from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
 from .model import Message, MessageStatus
 
 if TYPE_CHECKING:
     from .policies.offload import OffloadRecord
 
-__all__ = ["Compaction", "Result", "Step", "Trace"]
+__all__ = ["Compaction", "LazySteps", "Result", "Step", "Trace"]
 
 
 class Compaction(NamedTuple):
@@ -100,6 +101,63 @@ class Trace(NamedTuple):
     changed_saved: Sequence[int] = ()
 
 
+class LazySteps(Sequence[Step]):
+    """A replay's steps, each worked out when asked for, from what the replay kept: a
+    50,000-call replay made 50,000 Step tuples (a fifth of a slider move's time, with
+    the collector's pass over them) that the verdict, pricing and the losses never read
+    one by one. Equal to the tuple of the same steps, hashed and pickled as that tuple."""
+
+    __slots__ = ()
+
+    def _step(self, k: int) -> Step:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, k: int) -> Step: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> tuple[Step, ...]: ...
+
+    def __getitem__(self, k: int | slice) -> Step | tuple[Step, ...]:
+        if isinstance(k, slice):
+            start, stop, stride = k.indices(len(self))
+            if stride == 1:
+                return tuple(islice(self, start, stop))
+            return tuple(map(self._step, range(start, stop, stride)))
+        n = len(self)
+        i = k + n if k < 0 else k
+        if not 0 <= i < n:
+            raise IndexError("step index out of range")
+        return self._step(i)
+
+    def __iter__(self) -> Iterator[Step]:
+        return map(self._step, range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return len(self) == len(other) and all(map(eq, self, other))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (tuple, (tuple(self),))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+    def changes(self) -> Iterator[tuple[int, tuple[int, ...]]]:
+        """(call index, messages it changed) of every step, without the Step objects."""
+        return ((s.call_index, s.cleared_indices) for s in self)
+
+    def any_triggered(self) -> bool:
+        return any(s.triggered for s in self)
+
+
 def _ints(values: Sequence[int]) -> Any:
     """An int64 array of ``values``: a view of a replay's array('q') columns, no copy."""
     import numpy as np
@@ -111,6 +169,7 @@ def _ints(values: Sequence[int]) -> Any:
 
 _CONTEXT, _UNREDUCED, _CACHE_BREAK = (attrgetter("context_tokens"), attrgetter("context_tokens_unreduced"),
                                       attrgetter("cache_break"))
+_CHANGES = attrgetter("call_index", "cleared_indices")
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,7 +180,9 @@ class Result:
     """The history as the policy leaves it after the last step: for policies that write
     their edits back (eino's) the state the next call would start from; for those that
     edit each request afresh (Anthropic, LangChain, masking) what the last step sent."""
-    steps: tuple[Step, ...]
+    steps: Sequence[Step]
+    """One per model call, then (a replay) one over the whole history: a tuple, or for
+    eino's replay a ``LazySteps`` equal to it."""
     token_counts: tuple[int, ...]
     """Tokens of each message as it arrived (after offloading, if any)."""
     cleared_at: tuple[int | None, ...]
@@ -137,7 +198,7 @@ class Result:
     mode: str = "replay"
     calibration: Any = field(default=None, repr=False)
     """The ``Calibration`` the replay was given: its steps' tokens are then as sent."""
-    _plain_steps: tuple[Step, ...] = field(default=(), repr=False)
+    _plain_steps: Sequence[Step] = field(default=(), repr=False)
     """With a calibration, the steps in the transcript's tokens (what ``cost`` models)."""
     _seen: tuple[Message, ...] = field(default=(), repr=False)
     _statuses: tuple[MessageStatus, ...] | Callable[[], tuple[MessageStatus, ...]] | None = field(
@@ -150,7 +211,7 @@ class Result:
     compactions: tuple[Compaction, ...] = ()
     """Every compaction of the run, in order: the log's own (``toolclear.recorded``) or a
     compaction policy's; empty for the clearing policies."""
-    _traced: tuple[Step, ...] | None = field(default=None, repr=False)
+    _traced: Sequence[Step] | None = field(default=None, repr=False)
     """The steps ``_trace`` describes (the replay's own): the totals below read the Trace
     only while ``steps`` is this very tuple (a calibration rewrites the steps, not it)."""
 
@@ -221,13 +282,20 @@ class Result:
             return int(self._columns[2].sum())
         return sum(map(truth, map(_CACHE_BREAK, self.steps)))
 
+    def step_changes(self) -> Iterator[tuple[int, tuple[int, ...]]]:
+        """(call index, messages it changed) of every step: what a pass over the run's
+        calls reads (the losses), without making each step when they are lazy."""
+        if isinstance(self.steps, LazySteps):
+            return self.steps.changes()
+        return map(_CHANGES, self.steps)
+
     @property
     def model_call_count(self) -> int:
         """How many model calls (``len(model_call_steps)``, without the copy)."""
         return max(0, len(self.steps) - 1) if self.mode == "replay" else len(self.steps)
 
     @cached_property
-    def model_call_steps(self) -> tuple[Step, ...]:
+    def model_call_steps(self) -> Sequence[Step]:
         """The steps of real model calls: in a replay all but the final step over the
         whole conversation; a single pass is one call."""
         return self.steps[:-1] if self.mode == "replay" else self.steps
@@ -278,6 +346,8 @@ class Result:
     @property
     def triggered(self) -> bool:
         """The policy's trigger fired (at some call of a replay)."""
+        if isinstance(self.steps, LazySteps):
+            return self.steps.any_triggered()
         return any(s.triggered for s in self.steps)
 
     @property

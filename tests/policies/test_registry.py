@@ -145,7 +145,8 @@ data alone."""
 
 
 HELPERS = {"toolclear.policies._engine", "toolclear.policies._spec", "toolclear.policies._export",
-           "toolclear.policies._compaction", "toolclear.policies._eino_reduction_parts"}
+           "toolclear.policies._compaction", "toolclear.policies._eino_reduction_parts",
+           "toolclear.policies._eino_steps"}
 
 
 def test_the_families_stand_side_by_side_on_one_floor() -> None:

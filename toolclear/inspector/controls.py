@@ -13,6 +13,7 @@ from typing import Any
 import streamlit as st
 
 import toolclear as tc
+from toolclear._kept import KeptFor
 from toolclear.counters import DEFAULT_COUNTER
 from toolclear.inspector.widgets import md, plural, safe, slider_pair, store
 from toolclear.policies import Knob, preset_named, registered
@@ -102,12 +103,17 @@ def _knobs(kind: str, base: Any, t: tc.Transcript, counter: str) -> dict[str, in
 def _tool_choice(t: tc.Transcript, key: str, label: str, help_text: str | None) -> tuple[str, ...]:
     """The run's tool names, the most used first, with how many results each has; a
     choice kept from another file that this one lacks is dropped."""
-    tools = Counter(m.tool_name for m in t.messages if m.role == "tool" and m.tool_name)
+    tools = _tools_kept.get(t.messages, lambda: Counter(m.tool_name for m in t.messages
+                                                        if m.role == "tool" and m.tool_name))
     if key in st.session_state:
         st.session_state[key] = [n for n in st.session_state[key] if n in tools]
     return tuple(st.multiselect(
         label, sorted(tools, key=lambda n: (-tools[n], n)), key=key, help=help_text,
         format_func=lambda n: f"{report.visible(safe(n)) or '(unnamed)'} ({plural(tools[n], 'result')})"))
+
+
+_tools_kept: KeptFor[Counter[str]] = KeptFor(4)
+"""A run's tool names and their results, counted once (every slider move asks)."""
 
 
 def _options(kind: str, base: Any, t: tc.Transcript) -> tuple[dict[str, Any], bool]:

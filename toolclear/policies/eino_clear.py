@@ -40,6 +40,7 @@ from ..counters import (
 from ..errors import ConfigError
 from ..model import COPIES_KEPT_ELSEWHERE, Message, MessageStatus
 from ..result import Result, Step, Trace
+from ._eino_steps import EinoSteps
 from ._engine import model_calls
 from ._export import go_int, go_str
 from ._spec import Knob, Option, PolicySpec, Preset
@@ -455,12 +456,10 @@ def fast_replay(
     n_clearable = len(clearable)
     cleared_at: list[int | None] = [None] * n
     newly_all: list[int] = []
-    steps: list[Step] = []
     frontier = 0  # every clearable message below this is cleared already
     pos = 0  # clearable[:pos] are cleared
     cleared_tool_tokens = 0
     saved = 0
-    prev_call = -1
     after_count = cleared_counter(counter, ph)
     calls = model_calls(msgs)
     at = array("q")  # the steps that cleared something, for the Trace
@@ -469,11 +468,11 @@ def fast_replay(
     at_saved = array("q")
     each_saved = array("q")  # the tokens saved once each of newly_all is cleared (a running total)
 
-    new_step = tuple.__new__
-    with paused_gc():  # tens of thousands of small step tuples, no cycles
+    fired = bytearray()  # per call: did its trigger fire (the rest of each Step follows: EinoSteps)
+    fire = fired.append
+    with paused_gc():  # the newly cleared stretches: small tuples, no cycles
         for call in calls:
-            total = tool_prefix[call] - cleared_tool_tokens
-            if call > 0 and total > threshold:
+            if call > 0 and tool_prefix[call] - cleared_tool_tokens > threshold:
                 # the start is the last i in [frontier, call) whose suffix overflows keep;
                 # it never moves left, so walking a pointer forward is O(n) over the run
                 start = frontier
@@ -483,8 +482,8 @@ def fast_replay(
                 end = pos
                 while end < n_clearable and clearable[end] < start:
                     end += 1
-                newly = tuple(clearable[pos:end])
-                if newly:
+                if end > pos:
+                    newly = tuple(clearable[pos:end])
                     pos = end
                     for i in newly:
                         cleared_at[i] = call
@@ -493,22 +492,19 @@ def fast_replay(
                     for i, c in zip(newly, after_count(msgs, newly)):
                         saved += counts[i] - c
                         each_saved.append(saved)
-                    at.append(len(steps))
+                    at.append(len(fired))
                     at_low.append(newly[0])
                     at_high.append(newly[-1])
                     at_saved.append(saved)
                 frontier = start
-                steps.append(new_step(Step, (call, newly, prefix[call] - saved, prefix[call],
-                                             bool(newly) and prev_call >= 0 and newly[0] < prev_call, total, True,
-                                             start)))
-            else:  # every field given: the tuple made directly (NamedTuple's __new__ is 2x slower)
-                steps.append(new_step(Step, (call, (), prefix[call] - saved, prefix[call], False, total, False, None)))
-            prev_call = call
+                fire(1)
+            else:
+                fire(0)
 
-    all_steps = tuple(steps)
     changed = tuple(newly_all)  # ascending: each step clears the next stretch of ``clearable``
     final = ix.output(changed, ph)
     trace = Trace(array("q", calls), prefix, at, at_low, at_high, at_saved, array("q", newly_all), each_saved)
+    all_steps = EinoSteps(trace, fired, tool_prefix, keep, counts)
     return Result(
         messages=final,
         steps=all_steps,
@@ -521,8 +517,8 @@ def fast_replay(
         _trace=trace,
         _traced=all_steps,
         _changed=changed,
-        _statuses=lambda: statuses_of(msgs, config, bool(steps and steps[-1].triggered),
-                                      steps[-1].recent_start_index or 0 if steps else 0, changed, records,
+        _statuses=lambda: statuses_of(msgs, config, bool(fired and fired[-1]),
+                                      all_steps[-1].recent_start_index or 0 if fired else 0, changed, records,
                                       ix.tool_positions, ix.already_cleared(ph)),
         _counts_after=lambda: counts_after(counts, msgs, changed, config),
     )

@@ -597,9 +597,7 @@ def _losses(result: Any, messages: Sequence[Message] | None) -> Losses:
     needed: set[int] = set()
     calls = 0
     pending = seen.pending
-    for step in result.steps:
-        k = step.call_index
-        cleared = step.cleared_indices
+    for k, cleared in result.step_changes():
         if cleared or pending:  # most calls change nothing: no call into take for them
             seen.take(cleared, k)
         if k >= len(replies) or not replies[k]:

@@ -1,0 +1,99 @@
+"""eino's replay steps, each worked out when asked for from what the replay kept.
+
+The replay keeps, per call, only whether its trigger fired (one byte), and, per call
+that cleared something, the Trace's entry (the stretch it cleared and the tokens saved
+after it). Everything else a ``Step`` holds follows from the reference's two facts the
+replay rests on (see ``fast_replay``): what a call clears is the next stretch of the
+clearable results, and the protected window's start never moves left, so a fired
+call's start is where the walk back from it stops, whatever came before.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterator, Sequence
+from itertools import accumulate, repeat
+
+from ..result import LazySteps, Step, Trace
+
+__all__ = ["EinoSteps"]
+
+
+class EinoSteps(LazySteps):
+    """The steps of one replay of eino's clear policy (``fast_replay``)."""
+
+    __slots__ = ("_trace", "_fired", "_tool_prefix", "_keep", "_counts", "_cleared_before")
+
+    def __init__(self, trace: Trace, fired: bytearray, tool_prefix: Sequence[int], keep: int,
+                 counts: Sequence[int]) -> None:
+        self._trace, self._fired, self._tool_prefix, self._keep, self._counts = trace, fired, tool_prefix, keep, counts
+        self._cleared_before: array | None = None
+
+    def __len__(self) -> int:
+        return len(self._trace.ends)
+
+    def _tokens_before(self) -> array:
+        """``out[p]``: the tokens of the first ``p`` cleared results (what the trigger no
+        longer counts once they are cleared), summed once when first asked."""
+        if self._cleared_before is None:
+            self._cleared_before = array("q", accumulate(map(self._counts.__getitem__, self._trace.changed),
+                                                         initial=0))
+        return self._cleared_before
+
+    def _start(self, call: int) -> int:
+        """Where the window of a fired call starts: the reference's walk back stops at the
+        last message before ``call`` whose suffix overflows the keep budget (0 at least)."""
+        prefix = self._trace.prefix
+        return max(0, min(call - 1, bisect_left(prefix, prefix[call] - self._keep) - 1))
+
+    def _step(self, k: int) -> Step:
+        tr = self._trace
+        ends, prefix, at, changed = tr.ends, tr.prefix, tr.at, tr.changed
+        call = ends[k]
+        j = bisect_right(at, k) - 1  # the last call up to this one that cleared something
+        saved = tr.saved[j] if j >= 0 else 0
+        if j >= 0 and at[j] == k:
+            lo, hi = bisect_left(changed, tr.low[j]), bisect_right(changed, tr.high[j])
+            newly, broke, before = tuple(changed[lo:hi]), k > 0 and tr.low[j] < ends[k - 1], lo
+        else:
+            newly, broke, before = (), False, bisect_right(changed, tr.high[j]) if j >= 0 else 0
+        fired = bool(self._fired[k])
+        return Step(call, newly, prefix[call] - saved, prefix[call], broke,
+                    self._tool_prefix[call] - self._tokens_before()[before], fired,
+                    self._start(call) if fired else None)
+
+    def __iter__(self) -> Iterator[Step]:
+        """Every step in one pass (no search per step)."""
+        tr = self._trace
+        prefix, at, low, high, saved_at, changed = tr.prefix, tr.at, tr.low, tr.high, tr.saved, tr.changed
+        tool_prefix, fired, before = self._tool_prefix, self._fired, self._tokens_before()
+        j, pos, saved, prev = 0, 0, 0, -1
+        nxt = at[0] if len(at) else -1
+        for k, call in enumerate(tr.ends):
+            total = tool_prefix[call] - before[pos]
+            if k == nxt:
+                hi = bisect_right(changed, high[j], pos)
+                newly, broke = tuple(changed[pos:hi]), prev >= 0 and low[j] < prev
+                saved, pos, j = saved_at[j], hi, j + 1
+                nxt = at[j] if j < len(at) else -1
+            else:
+                newly, broke = (), False
+            f = bool(fired[k])
+            yield Step(call, newly, prefix[call] - saved, prefix[call], broke, total, f,
+                       self._start(call) if f else None)
+            prev = call
+
+    def changes(self) -> Iterator[tuple[int, tuple[int, ...]]]:
+        tr = self._trace
+        ends, at, high, changed = tr.ends, tr.at, tr.high, tr.changed
+        done, pos = 0, 0
+        for j, k in enumerate(at):
+            yield from zip(ends[done:k], repeat(()))
+            hi = bisect_right(changed, high[j], pos)
+            yield ends[k], tuple(changed[pos:hi])
+            done, pos = k + 1, hi
+        yield from zip(ends[done:], repeat(()))
+
+    def any_triggered(self) -> bool:
+        return any(self._fired)

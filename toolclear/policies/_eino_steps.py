@@ -10,10 +10,9 @@ call's start is where the walk back from it stops, whatever came before.
 
 from __future__ import annotations
 
-from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
-from itertools import accumulate, repeat
+from itertools import repeat
 
 from ..result import LazySteps, Step, Trace
 
@@ -23,23 +22,17 @@ __all__ = ["EinoSteps"]
 class EinoSteps(LazySteps):
     """The steps of one replay of eino's clear policy (``fast_replay``)."""
 
-    __slots__ = ("_trace", "_fired", "_tool_prefix", "_keep", "_counts", "_cleared_before")
+    __slots__ = ("_trace", "_fired", "_tool_prefix", "_keep", "_cleared_tokens")
 
     def __init__(self, trace: Trace, fired: bytearray, tool_prefix: Sequence[int], keep: int,
-                 counts: Sequence[int]) -> None:
-        self._trace, self._fired, self._tool_prefix, self._keep, self._counts = trace, fired, tool_prefix, keep, counts
-        self._cleared_before: array | None = None
+                 cleared_tokens: Sequence[int]) -> None:
+        """``cleared_tokens[j]``: the tool-result tokens cleared up to the Trace's j-th
+        change (what the trigger no longer counts from the next call on)."""
+        self._trace, self._fired, self._tool_prefix, self._keep = trace, fired, tool_prefix, keep
+        self._cleared_tokens = cleared_tokens
 
     def __len__(self) -> int:
         return len(self._trace.ends)
-
-    def _tokens_before(self) -> array:
-        """``out[p]``: the tokens of the first ``p`` cleared results (what the trigger no
-        longer counts once they are cleared), summed once when first asked."""
-        if self._cleared_before is None:
-            self._cleared_before = array("q", accumulate(map(self._counts.__getitem__, self._trace.changed),
-                                                         initial=0))
-        return self._cleared_before
 
     def _start(self, call: int) -> int:
         """Where the window of a fired call starts: the reference's walk back stops at the
@@ -55,27 +48,27 @@ class EinoSteps(LazySteps):
         saved = tr.saved[j] if j >= 0 else 0
         if j >= 0 and at[j] == k:
             lo, hi = bisect_left(changed, tr.low[j]), bisect_right(changed, tr.high[j])
-            newly, broke, before = tuple(changed[lo:hi]), k > 0 and tr.low[j] < ends[k - 1], lo
+            newly, broke, before = tuple(changed[lo:hi]), k > 0 and tr.low[j] < ends[k - 1], j - 1
         else:
-            newly, broke, before = (), False, bisect_right(changed, tr.high[j]) if j >= 0 else 0
+            newly, broke, before = (), False, j
         fired = bool(self._fired[k])
-        return Step(call, newly, prefix[call] - saved, prefix[call], broke,
-                    self._tool_prefix[call] - self._tokens_before()[before], fired,
+        cleared = self._cleared_tokens[before] if before >= 0 else 0
+        return Step(call, newly, prefix[call] - saved, prefix[call], broke, self._tool_prefix[call] - cleared, fired,
                     self._start(call) if fired else None)
 
     def __iter__(self) -> Iterator[Step]:
         """Every step in one pass (no search per step)."""
         tr = self._trace
         prefix, at, low, high, saved_at, changed = tr.prefix, tr.at, tr.low, tr.high, tr.saved, tr.changed
-        tool_prefix, fired, before = self._tool_prefix, self._fired, self._tokens_before()
-        j, pos, saved, prev = 0, 0, 0, -1
+        tool_prefix, fired, cleared_tokens = self._tool_prefix, self._fired, self._cleared_tokens
+        j, pos, saved, cleared, prev = 0, 0, 0, 0, -1
         nxt = at[0] if len(at) else -1
         for k, call in enumerate(tr.ends):
-            total = tool_prefix[call] - before[pos]
+            total = tool_prefix[call] - cleared
             if k == nxt:
                 hi = bisect_right(changed, high[j], pos)
                 newly, broke = tuple(changed[pos:hi]), prev >= 0 and low[j] < prev
-                saved, pos, j = saved_at[j], hi, j + 1
+                saved, cleared, pos, j = saved_at[j], cleared_tokens[j], hi, j + 1
                 nxt = at[j] if j < len(at) else -1
             else:
                 newly, broke = (), False

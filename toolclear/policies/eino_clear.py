@@ -466,6 +466,7 @@ def fast_replay(
     at_low = array("q")
     at_high = array("q")
     at_saved = array("q")
+    at_cleared = array("q")  # the tool-result tokens cleared so far, at each of them
     each_saved = array("q")  # the tokens saved once each of newly_all is cleared (a running total)
 
     fired = bytearray()  # per call: did its trigger fire (the rest of each Step follows: EinoSteps)
@@ -493,6 +494,7 @@ def fast_replay(
                         saved += counts[i] - c
                         each_saved.append(saved)
                     at.append(len(fired))
+                    at_cleared.append(cleared_tool_tokens)
                     at_low.append(newly[0])
                     at_high.append(newly[-1])
                     at_saved.append(saved)
@@ -504,7 +506,7 @@ def fast_replay(
     changed = tuple(newly_all)  # ascending: each step clears the next stretch of ``clearable``
     final = ix.output(changed, ph)
     trace = Trace(array("q", calls), prefix, at, at_low, at_high, at_saved, array("q", newly_all), each_saved)
-    all_steps = EinoSteps(trace, fired, tool_prefix, keep, counts)
+    all_steps = EinoSteps(trace, fired, tool_prefix, keep, at_cleared)
     return Result(
         messages=final,
         steps=all_steps,

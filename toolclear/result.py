@@ -300,35 +300,34 @@ class Result:
         whole conversation; a single pass is one call."""
         return self.steps[:-1] if self.mode == "replay" else self.steps
 
+    def _over_calls(self, column: int, peak: bool) -> int:
+        """The sum (or the peak) of the context with the policy (``column`` 0) or without
+        it (1) over the model calls: off the Trace where it says them, else the steps."""
+        if self._columns is not None:
+            col = self._calls(column)
+            return int(col.max() if peak else col.sum()) if len(col) else 0
+        values = map((_CONTEXT, _UNREDUCED)[column], self.model_call_steps)
+        return max(values, default=0) if peak else sum(values)
+
     @cached_property
     def tokens_sent(self) -> int:
         """Tokens sent over all model calls, with the policy. Summed once per result (a
         slider move's verdict row and headline both ask; 50,000 steps took 3 ms a sum)."""
-        if self._columns is not None:
-            return int(self._calls(0).sum())
-        return sum(map(_CONTEXT, self.model_call_steps))
+        return self._over_calls(0, peak=False)
 
     @cached_property
     def tokens_sent_unreduced(self) -> int:
-        if self._columns is not None:
-            return int(self._calls(1).sum())
-        return sum(map(_UNREDUCED, self.model_call_steps))
+        return self._over_calls(1, peak=False)
 
     @cached_property
     def peak_context(self) -> int:
         """The most tokens one model call was sent, with the policy (0: no call)."""
-        if self._columns is not None:
-            col = self._calls(0)
-            return int(col.max()) if len(col) else 0
-        return max(map(_CONTEXT, self.model_call_steps), default=0)
+        return self._over_calls(0, peak=True)
 
     @cached_property
     def peak_context_unreduced(self) -> int:
         """The most tokens one model call would have been sent without the policy."""
-        if self._columns is not None:
-            col = self._calls(1)
-            return int(col.max()) if len(col) else 0
-        return max(map(_UNREDUCED, self.model_call_steps), default=0)
+        return self._over_calls(1, peak=True)
 
     @property
     def tokens_before(self) -> int:

@@ -26,8 +26,9 @@ def render_usage(view: Shown) -> None:
     else:
         st.image(charts.usage_svg(result, t.messages, marks=t.marks), width="stretch")
         per = -(-len(t.messages) // charts.SVG_COLUMNS)
+        # the picture is an <img>: a browser shows no tooltip in it (the HTML report's inline one has them)
         st.caption("One column per message (its tokens before the policy), stacked by what the policy did; "
-                   "hover a column for its message." if per == 1 else
+                   "switch on Zoomable chart to see each message's tool on hover." if per == 1 else
                    f"Each column sums {per:,} messages, stacked by what the policy did to them. The Messages "
                    "tab lists every message and why it has its status.")
     for note in _notes(view):

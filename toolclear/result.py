@@ -167,6 +167,15 @@ def _ints(values: Sequence[int]) -> Any:
     return np.fromiter(values, dtype=np.int64, count=len(values))
 
 
+def _saved_each(tr: Trace) -> Any:
+    """The tokens saved after each step of a replay, from its Trace: constant from one
+    change step to the next (pricing and the totals below both read it)."""
+    import numpy as np
+
+    at = _ints(tr.at)
+    return np.repeat(np.concatenate(([0], _ints(tr.saved))), np.diff(np.concatenate(([0], at, [len(tr.ends)]))))
+
+
 _CONTEXT, _UNREDUCED, _CACHE_BREAK = (attrgetter("context_tokens"), attrgetter("context_tokens_unreduced"),
                                       attrgetter("cache_break"))
 _CHANGES = attrgetter("call_index", "cleared_indices")
@@ -263,9 +272,8 @@ class Result:
         except ImportError:  # pragma: no cover - numpy comes with every extra that prices
             return None
         ends, prefix, at = _ints(tr.ends), _ints(tr.prefix), _ints(tr.at)
-        # the tokens saved after each step: constant from one change step to the next
-        saved = np.repeat(np.concatenate(([0], _ints(tr.saved))), np.diff(np.concatenate(([0], at, [len(ends)]))))
         unreduced = prefix[ends]
+        saved = _saved_each(tr)
         lows = _ints(tr.low)
         broke = np.zeros(len(ends), dtype=bool)  # changed a message the call before had sent
         broke[at] = (lows >= 0) & (at >= 1) & (lows < ends[np.maximum(at - 1, 0)])

@@ -34,7 +34,7 @@ from .cache_model import (
 )
 from .cache_reference import _price_loop
 from .calibration import MAX_SCALE, MIN_SCALE, beyond_transcript, cut_before, fit_line
-from .call_facts import _call_facts, _calls_in, _ints
+from .call_facts import _call_facts, _ints
 from .logfacts import (
     COMPACTION_TEXT,
     SYNTHETIC_MODEL,
@@ -170,7 +170,7 @@ def _fit(result: Result, overhead: int, cuts: Sequence[int], prior: float = 1.0)
     np = _numpy()
     if np is None:
         return _fit_loop(result, overhead, cuts, prior)
-    budget = _calls_in(result) // 10
+    budget = result.model_call_count // 10
     log = _log_of(result)
     if not budget or not _log_facts(log)[1]:  # no call to fit on
         return overhead, prior, 0
@@ -386,7 +386,7 @@ def _billed_call(at: int, u: Usage, p: Pricing) -> CallCost:
 def _warm_start(result: Result) -> int:
     """What the first call found in the cache, as recorded (calibration data: it is the
     first call)."""
-    if _calls_in(result) == 0:
+    if result.model_call_count == 0:
         return 0
     log = _log_of(result)
     end = result.steps[0].call_index

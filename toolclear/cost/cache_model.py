@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
 from ..result import Result
-from .call_facts import _call_facts, _calls_in, _int_array, _ints, frozen
+from .call_facts import _call_facts, _int_array, _ints, frozen
 from .logfacts import _cut_before_each, _numpy
 from .prices import Pricing
 
@@ -460,7 +460,7 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
     here clear oldest first)."""
     np = _numpy()
     p = pricing
-    k_n = _calls_in(result)
+    k_n = result.model_call_count
     if k_n == 0:
         return _columns(())
     f = facts if facts is not None else _call_facts(result, scale, kept)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._gc import paused_gc
 from .._kept import KeptFor, Same
-from ..result import Result, _ints
+from ..result import Result, _ints, _saved_each
 from .logfacts import _log_arrays, _log_facts, _log_of, _numpy, _thinking_facts
 
 if TYPE_CHECKING:
@@ -64,11 +64,6 @@ def _step_columns(result: Result, k_n: int) -> tuple[Any, ...]:
     return ends, np.array(cols[2], dtype=i64), np.array(cols[3], dtype=i64), lows, highs, own
 
 
-def _calls_in(result: Result) -> int:
-    """How many model calls (``len(result.model_call_steps)`` without the copy)."""
-    return result.model_call_count
-
-
 def _call_facts(result: Result, scale: float, kept: ThinkingKept = "all") -> dict[str, Any]:
     """Per model call, once for both runs: its end, time (nan when unknown), output
     tokens, context with and without the policy, and its lowest and highest change.
@@ -78,7 +73,7 @@ def _call_facts(result: Result, scale: float, kept: ThinkingKept = "all") -> dic
     did, over the same prefix sums."""
     np = _numpy()
     msgs, counts = result.messages, result.token_counts
-    k_n = _calls_in(result)
+    k_n = result.model_call_count
     i64 = np.int64
     if not k_n:
         empty = np.zeros(0, dtype=i64)
@@ -167,9 +162,8 @@ def _policy_columns(tr: Any, ctx_u: Any, k_n: int) -> tuple[Any, Any, Any]:
 
     i64 = np.int64
     n_all = len(tr.ends)
-    at, saved_at = _ints(tr.at), _ints(tr.saved)
-    # tokens saved at each step: constant from one change step to the next
-    saved = np.repeat(np.concatenate(([0], saved_at)), np.diff(np.concatenate(([0], at, [n_all]))))[:k_n]
+    at = _ints(tr.at)
+    saved = _saved_each(tr)[:k_n]
     lows = np.full(n_all, -1, dtype=i64)
     highs = np.full(n_all, -1, dtype=i64)
     lows[at] = _ints(tr.low)

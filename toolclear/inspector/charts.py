@@ -13,7 +13,7 @@ from typing import Any
 
 from ..model import Message, MessageStatus, Slot, memo_put
 from ..policies import spec_for
-from ..result import Result
+from ..result import Result, _ints
 from ..runs.report import display_text, protected_from
 from ..runs.sweep import Sweep
 
@@ -405,7 +405,7 @@ def usage_svg(result: Result, original: Sequence[Message], *, width: int = 1000,
     it holds no text from the transcript, only numbers and status names."""
     import numpy as np
 
-    from ..cost.call_facts import _int_array, _ints
+    from ..cost.call_facts import _int_array
 
     n = len(result.messages)
     config = result.config

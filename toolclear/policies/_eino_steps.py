@@ -16,7 +16,16 @@ from itertools import repeat
 
 from ..result import LazySteps, Step, Trace
 
-__all__ = ["EinoSteps"]
+__all__ = ["EinoSteps", "window_start"]
+
+
+def window_start(prefix: Sequence[int], end: int, keep: int, lo: int = 0) -> int:
+    """The reference's walk back from ``end`` over the prefix sums of the counts: the
+    first message (from the end) that overflows ``keep`` starts the window; 0 when
+    everything fits. Searched in [lo, end), which is exact whenever the answer is known
+    to be >= lo."""
+    start = bisect_left(prefix, prefix[end] - keep, lo, end) - 1
+    return start if start >= lo else lo
 
 
 class EinoSteps(LazySteps):
@@ -35,10 +44,9 @@ class EinoSteps(LazySteps):
         return len(self._trace.ends)
 
     def _start(self, call: int) -> int:
-        """Where the window of a fired call starts: the reference's walk back stops at the
-        last message before ``call`` whose suffix overflows the keep budget (0 at least)."""
-        prefix = self._trace.prefix
-        return max(0, min(call - 1, bisect_left(prefix, prefix[call] - self._keep) - 1))
+        """Where the window of a fired call starts: where the reference's walk back from
+        it stops (the start never moves left, so no earlier call's start bounds it)."""
+        return window_start(self._trace.prefix, call, self._keep)
 
     def _step(self, k: int) -> Step:
         tr = self._trace

@@ -40,7 +40,7 @@ from ..counters import (
 from ..errors import ConfigError
 from ..model import COPIES_KEPT_ELSEWHERE, Message, MessageStatus
 from ..result import Result, Step, Trace
-from ._eino_steps import EinoSteps
+from ._eino_steps import EinoSteps, window_start
 from ._engine import model_calls
 from ._export import go_int, go_str
 from ._spec import Knob, Option, PolicySpec, Preset
@@ -233,15 +233,6 @@ class SequenceIndex:
             while len(self._outputs) > 4:
                 self._outputs.popitem(last=False)
         return hit
-
-
-def window_start(prefix: Sequence[int], end: int, keep: int, lo: int = 0) -> int:
-    """The reference's walk back from ``end`` over the prefix sums of the counts: the
-    first message (from the end) that overflows ``keep`` starts the window; 0 when
-    everything fits. Searched in [lo, end), which is exact whenever the answer is known
-    to be >= lo."""
-    start = bisect_left(prefix, prefix[end] - keep, lo, end) - 1
-    return start if start >= lo else lo
 
 
 _indexes: KeptFor[SequenceIndex] = KeptFor(4)

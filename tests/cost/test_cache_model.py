@@ -138,8 +138,9 @@ def test_the_replays_trace_gives_the_columns_its_steps_give(seed) -> None:
         k = len(rp.model_call_steps)
         fast = call_facts._step_columns(rp, k)
         slow = call_facts._step_columns(dataclasses.replace(rp, _trace=None), k)
-        for name, a, b in zip(("ends", "sent", "unreduced", "low", "high", "own"), fast, slow):
-            assert a.tolist() == b.tolist(), (config, persist, name)
+        for name, a, b in zip(("ends", "sent", "unreduced", "changes", "own"), fast, slow):
+            assert [x.tolist() for x in a] == [x.tolist() for x in b] if name == "changes" else (
+                a.tolist() == b.tolist()), (config, persist, name)
 
 
 def test_which_earlier_thinking_each_model_is_billed_for() -> None:
@@ -208,3 +209,61 @@ def test_what_comes_off_from_each_call_on_is_the_bincounts_running_sum(seed) -> 
     keep = at < k_n
     want = np.cumsum(np.bincount(at[keep], weights=amounts[keep], minlength=k_n)[:k_n]).astype(np.int64)
     assert np.array_equal(_running_from(at, amounts, k_n), want)
+
+
+def _stack_tops(broke, first, ends, times, entry, ttl, reset, new):
+    """Anthropic's cache as the stack ``_anthropic_tops`` describes, one call at a time:
+    a compaction or a reset empties it, a change at message f pops the entries ending
+    after f, an expired top empties it, and a call long enough pushes its own."""
+    stack: list[int] = []
+    tops = []
+    for k in range(len(entry)):
+        if new is not None and new[k]:
+            stack = []
+        if broke[k]:
+            while stack and ends[stack[-1]] > first[k]:
+                stack.pop()
+        top = stack[-1] if stack else -1
+        if reset[k] or (times is not None and top >= 0 and times[k] - times[top] > ttl):
+            stack, top = [], -1
+        tops.append(top)
+        if entry[k]:
+            stack.append(k)
+    return tops
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_each_calls_cache_top_is_the_stacks(seed) -> None:
+    """Both ways of finding every call's top give what the stack gives: the walk for
+    any calls that cache, and the walk over the breaks alone when those that cache run
+    to the end (the usual run), with compactions, resets, expiries and unknown times;
+    changes only climb, as ``_breaks`` makes sure before either runs."""
+    import numpy as np
+
+    from toolclear.cost.cache_model import _anthropic_tops, _tops_at_breaks, _tops_walk
+
+    rng = np.random.default_rng(seed)
+    k_n = int(rng.integers(1, 60))
+    ends = np.cumsum(rng.integers(1, 5, k_n))
+    broke = rng.random(k_n) < [0.05, 0.3, 0.8][seed % 3]
+    broke[0] = False
+    first = ends.copy()
+    floor = 0  # each break's change lies at or above the last one's, below the call before
+    for k in np.flatnonzero(broke):
+        if floor >= ends[k - 1]:
+            broke[k] = False
+            continue
+        first[k] = floor = int(rng.integers(floor, ends[k - 1]))
+    times = None
+    if seed % 4:
+        times = np.cumsum(rng.choice([1.0, 5.0, 400.0], k_n))
+        times[rng.random(k_n) < 0.15] = np.nan
+    reset = rng.random(k_n) < [0.0, 0.1][seed % 2]
+    new = rng.random(k_n) < 0.1 if seed % 5 else None
+    suffix = np.arange(k_n) >= int(rng.integers(0, k_n + 1))
+    for entry in (rng.random(k_n) < 0.7, suffix):
+        want = _stack_tops(broke, first, ends, times, entry, 300, reset, new)
+        assert _tops_walk(broke, first, ends, times, entry, 300, reset, new).tolist() == want
+        assert _anthropic_tops(broke, first, ends, times, entry, 300, reset, new).tolist() == want
+    got = _tops_at_breaks(broke, first, ends, times, suffix, 300, reset, new, None, {})
+    assert got.tolist() == want

@@ -134,3 +134,17 @@ def test_the_calibration_over_arrays_is_the_one_call_by_call(path, monkeypatch) 
         assert dict(fast.prompts) == dict(slow.prompts)
         assert pickle.loads(pickle.dumps(fast)) == fast  # results carry it to worker processes
     calibration._calibrations.clear()
+
+
+def test_many_stretches_overheads_read_as_their_median_and_range() -> None:
+    """A session that compacted hundreds of times had its note list every stretch's
+    extra; up to six are listed, more read as their median and range."""
+    from toolclear.cost.billing import _spread
+
+    assert _spread((1200, -40, 0)) == "+1,200, -40, +0"
+    many = tuple(range(-300, 9_001, 31))
+    text = _spread(many)
+    ordered = sorted(many)
+    assert text == (f"{ordered[len(ordered) // 2]:+,} at the median of {len(many):,} stretches "
+                    f"(from -300 to {ordered[-1]:+,})")
+    assert str(len(many)) in text and text.count(",") < 6

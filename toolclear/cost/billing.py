@@ -247,6 +247,16 @@ def _extras(result: Result, log: Sequence[Message], overhead: int, scale: float,
     return tuple(extras) if any(extras) else ()
 
 
+def _spread(values: Sequence[int]) -> str:
+    """A few figures in full; many as their median and range (a session that compacted
+    400 times read as 400 numbers)."""
+    if len(values) <= 6:
+        return ", ".join(f"{v:+,}" for v in values)
+    ordered = sorted(values)
+    return (f"{ordered[len(ordered) // 2]:+,} at the median of {len(ordered):,} stretches "
+            f"(from {ordered[0]:+,} to {ordered[-1]:+,})")
+
+
 def _calibrated_prices(result: Result, p: Pricing, cuts: Sequence[int],
                        notes: list[str]) -> tuple[int, float, int, int, tuple[int, ...]]:
     """(overhead, scale, calls fitted on, warm start, each stretch's extra) fitted on the
@@ -257,7 +267,7 @@ def _calibrated_prices(result: Result, p: Pricing, cuts: Sequence[int],
     if extras:
         notes.append("the prompt beyond the transcript read again after each of the log's compactions (the "
                      "history a file that starts mid-session lacks, what the agent attaches again): "
-                     + ", ".join(f"{e:+,}" for e in extras) + " tokens")
+                     + _spread(extras) + " tokens")
     notes.append(f"calibrated on the recorded usage of {used} call(s) (at most the first 10 %): "
                  f"overhead {overhead:,} tokens per call, tokenizer scale {scale:.3f}" if used else
                  "calibration asked for, but the first 10 % of calls recorded no usage: not calibrated")

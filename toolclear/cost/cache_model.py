@@ -29,7 +29,7 @@ from typing import Any, Literal, NamedTuple
 
 from ..result import Result
 from .call_facts import _call_facts, _int_array, _ints, frozen
-from .logfacts import _cut_before_each, _numpy
+from .logfacts import _numpy
 from .prices import Pricing
 
 __all__ = ["CallCost", "ThinkingKept", "thinking_kept"]
@@ -104,7 +104,7 @@ def _not_sent(facts: tuple[list[int], list[int]] | None, kept: ThinkingKept, cut
 
 
 def _anthropic_tops(broke: Any, first: Any, ends: Any, times: Any | None, entry: Any, ttl: int,
-                    reset: Any, new: Any | None = None) -> Any:
+                    reset: Any, new: Any | None = None, gap: Any | None = None, memo: dict[Any, Any] | None = None) -> Any:
     """For each call, the call whose cache entry it reads from Anthropic's cache (-1:
     none), all calls at once.
 
@@ -117,6 +117,16 @@ def _anthropic_tops(broke: Any, first: Any, ends: Any, times: Any | None, entry:
     before that break that outlived its own; an emptying (an expired top) kills every
     entry before it, as a compaction (``new``: the first call after one) does. Equal to
     the stack, call for call (the tests run both)."""
+    k_n = len(entry)
+    if k_n and not (entry[:-1] & ~entry[1:]).any():  # the calls that cache are a run to the end
+        return _tops_at_breaks(broke, first, ends, times, entry, ttl, reset, new, gap, memo)
+    return _tops_walk(broke, first, ends, times, entry, ttl, reset, new)
+
+
+def _tops_walk(broke: Any, first: Any, ends: Any, times: Any | None, entry: Any, ttl: int, reset: Any,
+               new: Any | None = None) -> Any:
+    """``_anthropic_tops`` for any calls that cache: every call's top from the entries'
+    fates, all calls at once."""
     import numpy as np
 
     k_n = len(entry)
@@ -154,6 +164,80 @@ def _anthropic_tops(broke: Any, first: Any, ends: Any, times: Any | None, entry:
     return (top + 1) * ((top >= 0) & ~expired & (top >= emptied)) - 1
 
 
+def _tops_at_breaks(broke: Any, first: Any, ends: Any, times: Any | None, entry: Any, ttl: int, reset: Any,
+                    new: Any | None, gap: Any | None = None, memo: dict[Any, Any] | None = None) -> Any:
+    """``_anthropic_tops`` when every call from the first that caches on caches too (the
+    usual run: prompts only grow past the minimum). A call no change broke then reads the
+    entry of the call before it, so only the breaks walk back: at a break, the entries
+    since the previous break that outlive it are those ending at or before its change
+    (calls end in order), the last of them its top; none, and the previous break's top
+    carries over. Work over the breaks, not every call; equal to the general walk (the
+    tests run both, and the stack)."""
+    import numpy as np
+
+    k_n = len(entry)
+    start = int(entry.argmax()) if entry[-1] else k_n  # the first call that caches
+    top = np.arange(-1, k_n - 1)
+    top[: start + 1] = -1
+    if new is not None:  # nothing from before the call's compaction lives
+        top[new] = -1
+    brk = np.flatnonzero(broke)
+    top_b = top[:0]
+    if len(brk):
+        latest = _call_upto(ends, memo)[first[brk]]  # the last call ending at or before each change
+        since = np.maximum(np.concatenate(([0], brk[:-1])), start)
+        top_b = np.maximum.accumulate((latest + 1) * (latest >= since) - 1)
+        if new is not None and new.any():
+            top_b = (top_b + 1) * (top_b >= _latest_new(new, memo)[brk]) - 1
+        top[brk] = top_b
+    expired = reset.copy()  # a reset the log recorded empties the cache, as an expiry does
+    if times is not None:  # the gap to the call before, except at breaks (nan times never expire)
+        if gap is None:
+            gap = np.zeros(k_n, dtype=bool)
+            gap[1:] = times[1:] - times[:-1] > ttl
+        expired |= gap & (top >= 0)
+        if len(brk):
+            expired[brk] = reset[brk] | ((top_b >= 0) & (times[brk] - times[np.maximum(top_b, 0)] > ttl))
+    if not expired.any():
+        return top
+    top = (top + 1) * ~expired - 1  # an emptying before the call's own: only breaks read that far back
+    if len(brk):
+        emptied = np.flatnonzero(expired)
+        before = np.cumsum(expired, dtype=np.int32)[brk] - 1  # the emptyings at or before each break, less one
+        top[brk] = (top_b + 1) * (~expired[brk] & (top_b >= emptied[np.maximum(before, 0)] * (before >= 0))) - 1
+    return top
+
+
+def _call_upto(ends: Any, memo: dict[Any, Any] | None) -> Any:
+    """``out[m]``: the last call ending at or before message m (-1: none), for every
+    message up to the last call's: a lookup instead of a search per break, the same for
+    every replay of the run (kept in ``memo``)."""
+    import numpy as np
+
+    kept = memo.get("call_upto") if memo is not None else None
+    if kept is None or kept[0] is not ends:
+        upto = np.searchsorted(ends, np.arange(int(ends[-1]) + 1), side="right") - 1
+        kept = (ends, *frozen(upto))
+        if memo is not None:
+            memo["call_upto"] = kept
+    return kept[1]
+
+
+def _latest_new(new: Any, memo: dict[Any, Any] | None) -> Any:
+    """The first call after the latest compaction at or before each call (0: none): the
+    same for every replay of the run (kept in ``memo`` with ``new``)."""
+    import numpy as np
+
+    kept = memo.get("latest_new") if memo is not None else None
+    if kept is None or kept[0] is not new:
+        at = np.flatnonzero(new)
+        idx = np.arange(len(new))
+        kept = (new, *frozen(np.maximum(_last_true(new, idx, np.full(len(new), -1), at), 0)))
+        if memo is not None:
+            memo["latest_new"] = kept
+    return kept[1]
+
+
 def _last_true(mask: Any, idx: Any, minus: Any, at: Any = None) -> Any:
     """For each position, the last position at or before it where ``mask`` holds (-1:
     none). Sparse masks repeat each hit over its run (a few times faster on this data:
@@ -188,29 +272,55 @@ def _zeros(f: Mapping[str, Any], kind: type) -> Any:
     return found
 
 
-def _breaks(f: Mapping[str, Any], with_policy: bool) -> tuple[Any, Any]:
+def _breaks(f: dict[str, Any], with_policy: bool) -> tuple[Any, Any]:
     """Which calls broke the cache and the lowest message each changed; (None, None)
-    when a change reaches down to an earlier one (the fast prefix sums assume not)."""
+    when a change reaches down to an earlier one (the fast prefix sums assume not).
+    Works over the calls that changed something."""
     import numpy as np
 
     ends = f["ends"]
     if not with_policy:
         return _zeros(f, bool), ends.copy()
-    lows, highs = f["lows"], f["highs"]
-    changed = lows >= 0
-    before = np.maximum.accumulate(highs)  # highest change so far (-1 at a step that changed nothing)
-    prev_end = np.concatenate(([-1], ends[:-1]))
-    broke = changed & (lows < prev_end)
-    broke[0] = False
-    earlier = np.concatenate(([-1], before[:-1]))
-    if (broke & (lows <= earlier)).any():  # a change at or below an earlier one: saved again there
-        return None, None
-    return broke, np.where(broke, lows, ends)
+    at, low, _ = f["changes"]
+    broke_at = (low < ends[np.maximum(at - 1, 0)]) & (at > 0)  # below the previous call's end: its prefix broke
+    highest = _highest(f)
+    if len(low) > 1 and (broke_at[1:] & (low[1:] <= highest[:-1])).any():
+        return None, None  # a change at or below an earlier one: saved again there
+    hit = at[broke_at]
+    broke = np.zeros(len(ends), dtype=bool)
+    broke[hit] = True
+    first = ends.copy()
+    first[hit] = low[broke_at]
+    return broke, first
+
+
+def _highest(f: dict[str, Any]) -> Any:
+    """The highest message changed so far, at each call that changed something: kept in
+    ``f`` for the breaks and the compactions' columns."""
+    import numpy as np
+
+    found = f.get("highest")
+    if found is None:
+        high = f["changes"][2]
+        found = f["highest"] = np.maximum.accumulate(high) if len(high) else high
+    return found
+
+
+def _within(f: dict[str, Any], cut_at: Any, stretch: Any) -> Any:
+    """Whether every change so far lies below the call's compaction. The highest change
+    only climbs, and so does the compaction, so within each stretch between compactions
+    it holds up to the first call whose change reaches the stretch's compaction."""
+    import numpy as np
+
+    at = f["changes"][0]
+    k_n = len(f["ends"])
+    reach = np.append(at, k_n)[np.searchsorted(_highest(f), cut_at, side="left")]
+    return np.arange(k_n) < reach[stretch]
 
 
 def _anthropic_hits(p: Pricing, prompt: Any, broke: Any, first: Any, ends: Any, times: Any,
                     expired: Any, overhead: int, base: int, timed: bool, reset: Any,
-                    new: Any | None = None) -> Any:
+                    new: Any | None = None, memo: dict[Any, Any] | None = None) -> Any:
     """The tokens each call reads from Anthropic's cache (before the minimum-length check
     of its own prompt, and before a reset's cap)."""
     import numpy as np
@@ -224,7 +334,7 @@ def _anthropic_hits(p: Pricing, prompt: Any, broke: Any, first: Any, ends: Any, 
         hit[1:] = np.where(entry_a[:-1] & fresh, prompt[:-1], 0)
     else:
         top = _anthropic_tops(broke, first, ends, times if timed else None, entry_a, p.ttl_seconds, reset,
-                              new)
+                              new, expired, memo)
         hit = prompt[np.maximum(top, 0)] * (top >= 0)  # selects by arithmetic, as in _anthropic_tops
     floor = base or overhead
     if floor >= p.min_cacheable:
@@ -278,29 +388,28 @@ def _segments(result: Result, f: dict[str, Any], cuts: Sequence[int], with_polic
     memo = f.setdefault("memo", {})
     kept = memo.get("cuts")
     if kept is None or kept[0] != tuple(cuts):  # the same for the run with and without the policy
-        cut = _cut_before_each(cuts_a, ends)
+        stretch = np.searchsorted(cuts_a, ends, side="left")  # the compactions before each call
+        cut_at = np.concatenate(([0], cuts_a))  # the last compaction before a call, by how many there are
+        cut = cut_at[stretch]
         # the first call after each compaction (k_n: none), and one more for "no compaction"
         first_after = np.append(np.searchsorted(ends, cuts_a, side="right"), k_n)
         kept = memo["cuts"] = (tuple(cuts), *frozen(cut, cut != np.concatenate(([0], cut[:-1])),
-                                                     _prefix(result)[cut], first_after))
-    _, cut, new, base, first_after = kept
+                                                     _prefix(result)[cut], first_after, stretch, cut_at))
+    _, cut, new, base, first_after, stretch, cut_at = kept
     if not with_policy:
         return _Segments(cut, new, base)
     tr = result._trace
     if tr is not None and len(tr.changed):
-        # the replay kept each change (once per message, the changes' ranges only growing)
-        # and the running total saved: each step's run of changes starts at its lowest
-        idx = _ints(tr.changed)
-        running = _ints(tr.changed_saved)
-        lows = _ints(tr.low)
-        has = lows >= 0
-        # where each step's run starts among the changes: each message changes once, so a
-        # message's place is looked up, not searched for (a third of the time)
-        place = np.empty(len(tr.prefix), dtype=np.int64)
-        place[idx] = np.arange(len(idx))
-        step_start = place[lows[has]]
-        step_k = _ints(tr.at)[has]
-    elif result.cleared_indices:
+        # the replay kept each change (once per message, in the order of the calls and of
+        # the messages alike) and the running total saved: the changes a call counts below
+        # its compaction are the first ones either way (those below the compaction, those
+        # made by then), the fewer of the two; those made by then, when every change so
+        # far lies below the compaction, else those below it
+        count = np.searchsorted(_ints(tr.changed), cut_at, side="left")  # the changes below each compaction
+        below = (np.take(_ints(tr.changed_saved), count - 1) * (count > 0))[stretch]
+        by_then = f["ctx_u"] - f["ctx_w"]  # what the call's context is spared
+        return _Segments(cut, new, base - below - (by_then - below) * _within(f, cut_at, stretch))
+    if result.cleared_indices:
         changed = result.cleared_indices
         idx = np.asarray(changed, dtype=np.int64)
         at = np.fromiter((result.cleared_at[i] for i in changed), dtype=np.int64, count=len(changed))
@@ -374,6 +483,32 @@ def _shared(result: Result, f: Mapping[str, Any], prompt: Any, broke: Any, first
     return shared
 
 
+def _positions(f: Mapping[str, Any], mask: Any) -> Any:
+    """Where ``mask`` holds: kept with the run's facts for a read-only column of them
+    (the resets', the same for every pricing of the run)."""
+    np = _numpy()
+    memo = f.get("memo")
+    if memo is None or mask.flags.writeable:
+        return np.flatnonzero(mask)
+    kept = memo.get("positions")
+    if kept is None or kept[0] is not mask:
+        kept = memo["positions"] = (mask, *frozen(np.flatnonzero(mask)))
+    return kept[1]
+
+
+def _output_dollars(f: Mapping[str, Any], outs: Any, rate: Any) -> Any:
+    """Each call's output at ``rate`` per million: the run's outputs do not change with
+    the policy, so one price's column is kept with its facts."""
+    np = _numpy()
+    memo = f.get("memo")
+    if memo is None or outs.flags.writeable or isinstance(rate, np.ndarray):
+        return outs * rate / 1e6
+    kept = memo.get("output_dollars")
+    if kept is None or kept[0] is not outs or kept[1] != rate:
+        kept = memo["output_dollars"] = (outs, rate, *frozen(outs * rate / 1e6))
+    return kept[2]
+
+
 def _rates(p: Pricing, prompt: Any) -> tuple[Any, Any, Any, Any]:
     """(input, output, cache write, cache read) prices per call: the long-context tier's
     for calls past its threshold."""
@@ -424,6 +559,25 @@ def _stretch_of_each(f: dict[str, Any], cuts: Sequence[int], stretches: int) -> 
     if kept is None or kept[0] != (tuple(cuts), stretches):
         seg_no = np.searchsorted(np.asarray(cuts, dtype=np.int64), f["ends"], side="left")
         kept = memo["stretch"] = ((tuple(cuts), stretches), *frozen(np.minimum(seg_no, stretches - 1)))
+    return kept[1]
+
+
+def _overhead_of_each(f: dict[str, Any], cuts: Sequence[int], overhead: int, extras: Sequence[int],
+                      extra_at: Sequence[int] | None) -> Any:
+    """Each call's overhead: its stretch's (between the log's compactions, or between
+    ``extra_at``), read-only; the same for every replay of the run, so kept with its
+    facts for the log's compactions."""
+    np = _numpy()
+    if extra_at is not None:
+        stretch = np.minimum(np.searchsorted(np.asarray(extra_at, dtype=np.int64), f["ends"], side="left"),
+                             len(extras) - 1)
+        return overhead + np.asarray(extras, dtype=np.int64)[stretch]
+    memo = f.setdefault("memo", {})
+    key = (tuple(cuts), overhead, tuple(extras))
+    kept = memo.get("overhead_of_each")
+    if kept is None or kept[0] != key:
+        stretch = _stretch_of_each(f, cuts, len(extras))
+        kept = memo["overhead_of_each"] = (key, *frozen(overhead + np.asarray(extras, dtype=np.int64)[stretch]))
     return kept[1]
 
 
@@ -478,34 +632,38 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
         if f.get("think") is not None:  # the thinking not sent, counted from the compaction
             think, lim = f["think"], f["think_limit"]
             ctx = ctx + think[lim] - (think[np.maximum(lim, seg.cut)] - think[seg.cut])
-    prompt = overhead + (ctx if scale == 1.0 else np.rint(ctx * scale).astype(np.int64))
+    sent = ctx if scale == 1.0 else np.rint(ctx * scale).astype(np.int64)
     each: Any = overhead  # the overhead of each call: its segment's where they differ
     if any(extras):
-        stretch = _stretch_of_each(f, cuts, len(extras)) if extra_at is None else np.minimum(
-            np.searchsorted(np.asarray(extra_at, dtype=np.int64), ends, side="left"), len(extras) - 1)
-        each = overhead + np.asarray(extras, dtype=np.int64)[stretch]
-        prompt = np.maximum(0, prompt + each - overhead)
+        each = _overhead_of_each(f, cuts, overhead, extras, extra_at)
+        prompt = np.maximum(0, sent + each)
+    else:
+        prompt = overhead + sent
     expired = _expired(f, p.ttl_seconds)
     reset, cap = _reset_columns(f, resets)
-    alive = ~expired
-    alive[0] = False
-    uncached = np.zeros(k_n, dtype=np.int64)
-    write = np.zeros(k_n, dtype=np.int64)
-    read = np.zeros(k_n, dtype=np.int64)
+    write = read = _zeros(f, np.int64)
     base = (min(warm, overhead) or warm) if warm else 0
     if p.cache == "none":
         uncached = prompt.copy()
     elif p.cache == "anthropic":
         hit = _anthropic_hits(p, prompt, broke, first, ends, times, expired, overhead, base, f["timed"],
-                              reset, None if seg is None else seg.new)
-        if reset.any():
-            hit = np.where(reset, np.minimum(hit, cap), hit)
-        hit = hit * (hit >= p.min_cacheable)  # selects by arithmetic: np.where is slower on mixed masks
+                              reset, None if seg is None else seg.new, f.get("memo"))
+        at_reset = _positions(f, reset)
+        if len(at_reset):  # what the cache still held there, if still long enough to read
+            held = np.minimum(hit[at_reset], cap[at_reset])
+            hit[at_reset] = held * (held >= p.min_cacheable)
+        read = np.minimum(hit, prompt)
+        write = prompt - read
         small = prompt < p.min_cacheable
-        read = np.minimum(hit, prompt) * ~small
-        write = (prompt - read) * ~small
-        uncached = prompt * small
+        if small.any():  # too short to cache: sent uncached
+            read *= ~small
+            write *= ~small
+            uncached = prompt * small
+        else:
+            uncached = _zeros(f, np.int64)
     else:
+        alive = ~expired
+        alive[0] = False
         common = np.where(alive, _shared(result, f, prompt, broke, first, each, scale, with_policy, seg), 0)
         if base:
             common[0] = base
@@ -516,8 +674,11 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
         read = np.where(ok, np.minimum(common, prompt), 0)
         uncached = prompt - read
     rate_in, rate_out, rate_w, rate_r = _rates(p, prompt)
-    input_dollars = (uncached * rate_in + write * rate_w + read * rate_r) / 1e6
-    dollars = input_dollars + outs * rate_out / 1e6
+    if uncached is _zeros(f, np.int64):  # nothing uncached (Anthropic's cache, every prompt long enough)
+        input_dollars = (write * rate_w + read * rate_r) / 1e6  # the same figures: adding 0.0 changes none
+    else:
+        input_dollars = (uncached * rate_in + write * rate_w + read * rate_r) / 1e6
+    dollars = input_dollars + _output_dollars(f, outs, rate_out)
     price = rate_w if p.cache == "anthropic" else rate_in
     break_dollars = _zeros(f, float)
     hit_idx = np.flatnonzero(broke if seg is None else broke & ~seg.new)  # a compaction resent all anyway

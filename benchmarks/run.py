@@ -50,7 +50,6 @@ def interleaved(a: Callable[[], Any], b: Callable[[], Any], repeat: int = 7) -> 
     """Median seconds of ``a`` and of ``b``, run in turn (a, b, a, b, ...) after a full
     collection each: a drift of the machine or of the heap touches both alike, so their
     ratio is what the code costs."""
-    import gc
 
     ta, tb = [], []
     for _ in range(repeat):
@@ -365,20 +364,6 @@ def formats() -> list[Row]:
     t = time.perf_counter() - t0
     tau = ROOT / "tests" / "data" / "corpus" / "openai_chat" / "tau-bench_gpt-4o_airline_historical-trajectories.json"
     t_tau, _ = timed(lambda: tc.load_all(tau), 3)
-    sys.path.insert(0, str(ROOT))
-    from tests.formats.test_otel import _trace
-
-    small, large = _trace(750, True), _trace(3000, True)
-    # the rows before these leave this process's heap full of their runs: frozen, so the
-    # collector's full passes over them (set off by the larger trace's many objects, not
-    # the smaller's) do not count against reading the trace; a heap of its own, as the CLI has
-    gc.collect()
-    gc.freeze()
-    try:
-        t_small, _ = timed(lambda: tc.load_all(small, "otel"), 3)
-        t_large, _ = timed(lambda: tc.load_all(large, "otel"), 3)
-    finally:
-        gc.unfreeze()
     # read + price Claude Code sessions (the corpus's, 40 copies each) against json.loads of the same lines
     from toolclear.cost.billing import recorded_cost
     from toolclear.model import main_conversation
@@ -402,8 +387,7 @@ def formats() -> list[Row]:
          f"{t_read / t_floor:.1f} x json.loads of the same lines ({ms(t_floor)}; target <= 1.5 x)"),
         (f"load the whole corpus ({len(files)} files, {total / 2**20:.1f} MB)", ms(t), f"{total / 2**20 / t:.0f} MB/s"),
         ("load tau-bench (4 MB, 200 runs)", ms(t_tau), ""),
-        ("OpenTelemetry: 750 chat spans -> 3,000 (a conversation each)", f"{ms(t_small)} -> {ms(t_large)}",
-         f"{t_large / t_small:.1f} x (<= 5 x, linear)"),
+        *own_process("otel_bench.py"),
     ]
 
 
@@ -528,16 +512,21 @@ def browser_10k(data: bytes, own_work: float) -> list[Row]:
     return rows
 
 
+def own_process(script: str) -> list[Row]:
+    """The rows ``benchmarks/<script> --json`` prints, run in a process of its own."""
+    import subprocess
+
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), "--json"],
+                         capture_output=True, text=True, check=True, cwd=ROOT)
+    return [tuple(r) for r in json.loads(out.stdout.strip().splitlines()[-1])]
+
+
 def live_rows() -> list[Row]:
     """The live adapters' rows, run in a process of their own: an agent's process does
     not hold the 100,000-message runs the rows before these leave in this one, and the
     collector's passes over them put the Agents SDK's Runner at 0.55 ms a call in the
     full run against 0.35-0.43 ms alone."""
-    import subprocess
-
-    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "live_bench.py"), "--json"],
-                         capture_output=True, text=True, check=True, cwd=ROOT)
-    return [tuple(r) for r in json.loads(out.stdout.strip().splitlines()[-1])]
+    return own_process("live_bench.py")
 
 
 def memory() -> list[Row]:

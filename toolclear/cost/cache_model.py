@@ -327,15 +327,9 @@ def _anthropic_hits(p: Pricing, prompt: Any, broke: Any, first: Any, ends: Any, 
 
     k_n = len(prompt)
     entry_a = prompt >= p.min_cacheable
-    if not broke.any() and not (entry_a[:-1] & ~entry_a[1:]).any():
-        # no change and no entry missing after the first: the top is the last call's
-        hit = np.zeros(k_n, dtype=np.int64)
-        fresh = ~expired[1:] & ~reset[1:] if new is None else ~expired[1:] & ~reset[1:] & ~new[1:]
-        hit[1:] = np.where(entry_a[:-1] & fresh, prompt[:-1], 0)
-    else:
-        top = _anthropic_tops(broke, first, ends, times if timed else None, entry_a, p.ttl_seconds, reset,
-                              new, expired, memo)
-        hit = prompt[np.maximum(top, 0)] * (top >= 0)  # selects by arithmetic, as in _anthropic_tops
+    top = _anthropic_tops(broke, first, ends, times if timed else None, entry_a, p.ttl_seconds, reset, new,
+                          expired, memo)
+    hit = prompt[np.maximum(top, 0)] * (top >= 0)  # selects by arithmetic: np.where is slower on mixed masks
     floor = base or overhead
     if floor >= p.min_cacheable:
         # the prefix every prompt starts with (the system prompt and tools): what the first
@@ -660,7 +654,7 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
             write *= ~small
             uncached = prompt * small
         else:
-            uncached = _zeros(f, np.int64)
+            uncached = None  # none
     else:
         alive = ~expired
         alive[0] = False
@@ -674,8 +668,9 @@ def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, w
         read = np.where(ok, np.minimum(common, prompt), 0)
         uncached = prompt - read
     rate_in, rate_out, rate_w, rate_r = _rates(p, prompt)
-    if uncached is _zeros(f, np.int64):  # nothing uncached (Anthropic's cache, every prompt long enough)
+    if uncached is None:  # nothing uncached (Anthropic's cache, every prompt long enough)
         input_dollars = (write * rate_w + read * rate_r) / 1e6  # the same figures: adding 0.0 changes none
+        uncached = _zeros(f, np.int64)
     else:
         input_dollars = (uncached * rate_in + write * rate_w + read * rate_r) / 1e6
     dollars = input_dollars + _output_dollars(f, outs, rate_out)

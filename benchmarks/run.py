@@ -384,7 +384,7 @@ def formats() -> list[Row]:
     t_read, _ = timed(read_price, 2)
     return [
         (f"read + price {len(sessions)} Claude Code sessions ({size:.0f} MB)", ms(t_read),
-         f"{t_read / t_floor:.1f} x json.loads of the same lines ({ms(t_floor)}; target <= 1.5 x)"),
+         f"{t_read / t_floor:.2f} x json.loads of the same lines ({ms(t_floor)}; target <= 1.5 x)"),
         (f"load the whole corpus ({len(files)} files, {total / 2**20:.1f} MB)", ms(t), f"{total / 2**20 / t:.0f} MB/s"),
         ("load tau-bench (4 MB, 200 runs)", ms(t_tau), ""),
         *own_process("otel_bench.py"),

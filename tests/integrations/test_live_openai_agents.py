@@ -196,6 +196,37 @@ def test_an_item_shown_changed_then_as_it_was_is_sent_as_the_sdk_gave_it() -> No
     assert not script
 
 
+
+def test_a_grown_call_reads_its_items_as_reading_them_all_would() -> None:
+    """Each call reads only its new items: a call item that goes on the previous
+    call's last reply (its text, or its calls) joins that message as read. Call by call,
+    what the adapter read equals reading every item afresh, and what it sends equals a
+    fresh adapter's edit of the same items."""
+    from toolclear.integrations.openai_agents import _ItemsLive
+
+    def call(k: int) -> dict[str, Any]:
+        return {"type": "function_call", "call_id": f"c{k}", "name": "read", "arguments": f'{{"p":{k}}}'}
+
+    def out(k: int) -> dict[str, Any]:
+        return {"type": "function_call_output", "call_id": f"c{k}", "output": f"result {k} " * 80}
+
+    text = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "looking"}]}
+    calls = [[{"role": "user", "content": "go"}, call(0), out(0), text],  # ends with the assistant's text
+             [call(1), out(1)],  # its call joins that reply
+             [call(2)],  # ends with a call whose output is not in yet
+             [call(3), out(2), out(3)],  # a second call of the same reply, then both outputs
+             [call(4), out(4)]]  # after a tool's output
+    for config in (tc.ClearToolResultConfig(10**9, 10**9), tc.ClearToolResultConfig(0, 0, "[cleared]")):
+        live = _ItemsLive(config, per_call=True)
+        items: list[Any] = []
+        for new in calls:
+            items = [dict(i) for i in items] + new  # new dicts, equal values: as the SDK hands them
+            sent = live.edit(items)
+            read = live.conversation(repr(items[:2])).read
+            assert read is not None and read.messages == list(from_items(items).messages)
+            assert sent == _ItemsLive(config, per_call=True).edit([dict(i) for i in items])
+
+
 # ---- RunStates of every tool kind, from real runs of both SDKs (tests/data/formats)
 
 sys_path_formats = str(DATA / "formats")

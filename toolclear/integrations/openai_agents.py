@@ -58,8 +58,8 @@ class _ItemsLive(Live):
     The SDK rebuilds most items on every call (its own models dumped to new dicts), so
     objects cannot be matched by identity; their values can, cheaply, because the
     dumps share the strings (an item changed in place between calls is not noticed;
-    the SDK replaces items). Items equal to the previous call's are not read again,
-    except the last message they made (a later call item may still join it), so a
+    the SDK replaces items). Items equal to the previous call's are not read again
+    (a later call item joins the last reply in place, as reading them afresh does), so a
     call reads only its new items, as ``toolclear.load`` reads a saved session."""
 
     def new_conversation(self) -> Conversation:
@@ -78,8 +78,9 @@ class _ItemsLive(Live):
                 same = next((j for j, (a, b) in enumerate(zip(values, state.values)) if a != b),
                             min(len(values), len(state.values)))
             state.same = len(state.values) if grown else same
-            # messages wholly made of unchanged items, the last one excepted
-            keep = max(0, bisect_right(state.starts, same) - 1)
+            # grown: every message as read (a later call item joins the last reply in place,
+            # as reading afresh does); else those wholly made of unchanged items but the last
+            keep = len(old.messages) if grown else max(0, bisect_right(state.starts, same) - 1)
         state.grown = grown
         b = Builder(doc)
         starts: list[int] = []
@@ -98,7 +99,8 @@ class _ItemsLive(Live):
                     for c in m.tool_calls:
                         if c.id:
                             b._calls[c.id] = c.name
-            starts, first = state.starts, state.starts[keep]
+            starts = state.starts
+            first = starts[keep] if keep < len(starts) else len(state.values)
             del starts[keep:]
         for j in range(first, len(raw)):
             item = raw[j]

@@ -176,6 +176,15 @@ def _saved_each(tr: Trace) -> Any:
     return np.repeat(np.concatenate(([0], _ints(tr.saved))), np.diff(np.concatenate(([0], at, [len(tr.ends)]))))
 
 
+def _breaks_at(at: Any, low: Any, ends: Any) -> Any:
+    """Whether each step that changed something (``at``: its call, ``low``: its lowest
+    change, -1 none) broke the prompt cache: it changed a message the call before had
+    sent. Pricing and a replay's totals both ask."""
+    import numpy as np
+
+    return (low >= 0) & (at >= 1) & (low < ends[np.maximum(at - 1, 0)])
+
+
 _CONTEXT, _UNREDUCED, _CACHE_BREAK = (attrgetter("context_tokens"), attrgetter("context_tokens_unreduced"),
                                       attrgetter("cache_break"))
 _CHANGES = attrgetter("call_index", "cleared_indices")
@@ -275,8 +284,8 @@ class Result:
         unreduced = prefix[ends]
         saved = _saved_each(tr)
         lows = _ints(tr.low)
-        broke = np.zeros(len(ends), dtype=bool)  # changed a message the call before had sent
-        broke[at] = (lows >= 0) & (at >= 1) & (lows < ends[np.maximum(at - 1, 0)])
+        broke = np.zeros(len(ends), dtype=bool)
+        broke[at] = _breaks_at(at, lows, ends)
         return unreduced - saved, unreduced, broke
 
     def _calls(self, column: int) -> Any:

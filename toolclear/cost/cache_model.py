@@ -24,10 +24,11 @@ other within the TTL."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
-from ..result import Result
+from .._kept import Same
+from ..result import Result, _breaks_at
 from .call_facts import _call_facts, _int_array, _ints, frozen
 from .logfacts import _numpy
 from .prices import Pricing
@@ -208,19 +209,29 @@ def _tops_at_breaks(broke: Any, first: Any, ends: Any, times: Any | None, entry:
     return top
 
 
+def _kept_in(memo: dict[Any, Any] | None, name: Any, key: Any, make: Callable[[], Any]) -> Any:
+    """What ``make`` gives (an array, or a tuple of them), made read-only and kept in a
+    run's ``memo`` under ``name`` while ``key`` is the same (``==``; an array in it as
+    ``Same``): what no policy changes, worked out once for every replay and pricing of
+    the run. Without a memo, made each time."""
+    if memo is None:
+        return make()
+    kept = memo.get(name)
+    if kept is None or kept[0] != key:
+        value = make()
+        frozen(*(value if isinstance(value, tuple) else (value,)))
+        kept = memo[name] = (key, value)
+    return kept[1]
+
+
 def _call_upto(ends: Any, memo: dict[Any, Any] | None) -> Any:
     """``out[m]``: the last call ending at or before message m (-1: none), for every
     message up to the last call's: a lookup instead of a search per break, the same for
     every replay of the run (kept in ``memo``)."""
     import numpy as np
 
-    kept = memo.get("call_upto") if memo is not None else None
-    if kept is None or kept[0] is not ends:
-        upto = np.searchsorted(ends, np.arange(int(ends[-1]) + 1), side="right") - 1
-        kept = (ends, *frozen(upto))
-        if memo is not None:
-            memo["call_upto"] = kept
-    return kept[1]
+    return _kept_in(memo, "call_upto", Same(ends),
+                    lambda: np.searchsorted(ends, np.arange(int(ends[-1]) + 1), side="right") - 1)
 
 
 def _latest_new(new: Any, memo: dict[Any, Any] | None) -> Any:
@@ -228,14 +239,9 @@ def _latest_new(new: Any, memo: dict[Any, Any] | None) -> Any:
     same for every replay of the run (kept in ``memo`` with ``new``)."""
     import numpy as np
 
-    kept = memo.get("latest_new") if memo is not None else None
-    if kept is None or kept[0] is not new:
-        at = np.flatnonzero(new)
-        idx = np.arange(len(new))
-        kept = (new, *frozen(np.maximum(_last_true(new, idx, np.full(len(new), -1), at), 0)))
-        if memo is not None:
-            memo["latest_new"] = kept
-    return kept[1]
+    idx = np.arange(len(new))
+    return _kept_in(memo, "latest_new", Same(new),
+                    lambda: np.maximum(_last_true(new, idx, np.full(len(new), -1), np.flatnonzero(new)), 0))
 
 
 def _last_true(mask: Any, idx: Any, minus: Any, at: Any = None) -> Any:
@@ -262,14 +268,8 @@ def _zeros(f: Mapping[str, Any], kind: type) -> Any:
     """A read-only column of zeros, one per call, shared by every pricing of the run (a
     run without the policy breaks nothing; most runs with it pay for no break)."""
     np = _numpy()
-    memo = f.get("memo")
-    if memo is None:
-        return np.zeros(len(f["ends"]), dtype=kind)
-    key = ("zeros", kind)
-    found = memo.get(key)
-    if found is None or len(found) != len(f["ends"]):
-        found = memo[key] = frozen(np.zeros(len(f["ends"]), dtype=kind))[0]
-    return found
+    k_n = len(f["ends"])
+    return _kept_in(f.get("memo"), ("zeros", kind), k_n, lambda: np.zeros(k_n, dtype=kind))
 
 
 def _breaks(f: dict[str, Any], with_policy: bool) -> tuple[Any, Any]:
@@ -282,7 +282,7 @@ def _breaks(f: dict[str, Any], with_policy: bool) -> tuple[Any, Any]:
     if not with_policy:
         return _zeros(f, bool), ends.copy()
     at, low, _ = f["changes"]
-    broke_at = (low < ends[np.maximum(at - 1, 0)]) & (at > 0)  # below the previous call's end: its prefix broke
+    broke_at = _breaks_at(at, low, ends)
     highest = _highest(f)
     if len(low) > 1 and (broke_at[1:] & (low[1:] <= highest[:-1])).any():
         return None, None  # a change at or below an earlier one: saved again there
@@ -379,17 +379,16 @@ def _segments(result: Result, f: dict[str, Any], cuts: Sequence[int], with_polic
     ends = f["ends"]
     k_n = len(ends)
     cuts_a = np.asarray(cuts, dtype=np.int64)
-    memo = f.setdefault("memo", {})
-    kept = memo.get("cuts")
-    if kept is None or kept[0] != tuple(cuts):  # the same for the run with and without the policy
-        stretch = np.searchsorted(cuts_a, ends, side="left")  # the compactions before each call
+    stretch = _stretches(f, cuts)  # the compactions before each call
+
+    def make() -> tuple[Any, ...]:  # the same for the run with and without the policy
         cut_at = np.concatenate(([0], cuts_a))  # the last compaction before a call, by how many there are
         cut = cut_at[stretch]
         # the first call after each compaction (k_n: none), and one more for "no compaction"
         first_after = np.append(np.searchsorted(ends, cuts_a, side="right"), k_n)
-        kept = memo["cuts"] = (tuple(cuts), *frozen(cut, cut != np.concatenate(([0], cut[:-1])),
-                                                     _prefix(result)[cut], first_after, stretch, cut_at))
-    _, cut, new, base, first_after, stretch, cut_at = kept
+        return cut, cut != np.concatenate(([0], cut[:-1])), _prefix(result)[cut], first_after, cut_at
+
+    cut, new, base, first_after, cut_at = _kept_in(f["memo"], "cuts", tuple(cuts), make)
     if not with_policy:
         return _Segments(cut, new, base)
     tr = result._trace
@@ -481,26 +480,18 @@ def _positions(f: Mapping[str, Any], mask: Any) -> Any:
     """Where ``mask`` holds: kept with the run's facts for a read-only column of them
     (the resets', the same for every pricing of the run)."""
     np = _numpy()
-    memo = f.get("memo")
-    if memo is None or mask.flags.writeable:
+    if mask.flags.writeable:
         return np.flatnonzero(mask)
-    kept = memo.get("positions")
-    if kept is None or kept[0] is not mask:
-        kept = memo["positions"] = (mask, *frozen(np.flatnonzero(mask)))
-    return kept[1]
+    return _kept_in(f.get("memo"), "positions", Same(mask), lambda: np.flatnonzero(mask))
 
 
 def _output_dollars(f: Mapping[str, Any], outs: Any, rate: Any) -> Any:
     """Each call's output at ``rate`` per million: the run's outputs do not change with
     the policy, so one price's column is kept with its facts."""
     np = _numpy()
-    memo = f.get("memo")
-    if memo is None or outs.flags.writeable or isinstance(rate, np.ndarray):
+    if outs.flags.writeable or isinstance(rate, np.ndarray):
         return outs * rate / 1e6
-    kept = memo.get("output_dollars")
-    if kept is None or kept[0] is not outs or kept[1] != rate:
-        kept = memo["output_dollars"] = (outs, rate, *frozen(outs * rate / 1e6))
-    return kept[2]
+    return _kept_in(f.get("memo"), "output_dollars", (Same(outs), rate), lambda: outs * rate / 1e6)
 
 
 def _rates(p: Pricing, prompt: Any) -> tuple[Any, Any, Any, Any]:
@@ -525,35 +516,37 @@ def _reset_columns(f: dict[str, Any], resets: Mapping[int, int] | None) -> tuple
     same for the run with and without the policy, so worked out once."""
     import numpy as np
 
-    memo = f.setdefault("memo", {})
-    kept = memo.get("resets")
-    if kept is not None and kept[0] is resets:
-        return kept[1], kept[2]
-    ends = f["ends"]
-    k_n = len(ends)
-    reset = np.zeros(k_n, dtype=bool)
-    cap = np.zeros(k_n, dtype=np.int64)
-    if resets:
-        keys = np.fromiter(resets, dtype=np.int64, count=len(resets))
-        held = np.fromiter(resets.values(), dtype=np.int64, count=len(resets))
-        pos = np.minimum(np.searchsorted(ends, keys), k_n - 1)
-        hit = ends[pos] == keys  # resets at calls this run makes
-        reset[pos[hit]] = True
-        cap[pos[hit]] = held[hit]
-    memo["resets"] = (resets, *frozen(reset, cap))
-    return reset, cap
+    def make() -> tuple[Any, Any]:
+        ends = f["ends"]
+        k_n = len(ends)
+        reset = np.zeros(k_n, dtype=bool)
+        cap = np.zeros(k_n, dtype=np.int64)
+        if resets:
+            keys = np.fromiter(resets, dtype=np.int64, count=len(resets))
+            held = np.fromiter(resets.values(), dtype=np.int64, count=len(resets))
+            pos = np.minimum(np.searchsorted(ends, keys), k_n - 1)
+            hit = ends[pos] == keys  # resets at calls this run makes
+            reset[pos[hit]] = True
+            cap[pos[hit]] = held[hit]
+        return reset, cap
+
+    result: tuple[Any, Any] = _kept_in(f.setdefault("memo", {}), "resets", Same(resets), make)
+    return result
+
+
+def _stretches(f: dict[str, Any], cuts: Sequence[int]) -> Any:
+    """How many of the log's compactions come before each call (the stretch between
+    them it falls in): the same for every replay of the run, so kept with its facts."""
+    np = _numpy()
+    return _kept_in(f.setdefault("memo", {}), "stretches", tuple(cuts),
+                    lambda: np.searchsorted(np.asarray(cuts, dtype=np.int64), f["ends"], side="left"))
 
 
 def _stretch_of_each(f: dict[str, Any], cuts: Sequence[int], stretches: int) -> Any:
-    """Which stretch between the log's compactions each call falls in (capped at the
-    last of ``stretches``): the same for every replay of the run, so kept with its facts."""
+    """``_stretches`` capped at the last of ``stretches``, kept as it is."""
     np = _numpy()
-    memo = f.setdefault("memo", {})
-    kept = memo.get("stretch")
-    if kept is None or kept[0] != (tuple(cuts), stretches):
-        seg_no = np.searchsorted(np.asarray(cuts, dtype=np.int64), f["ends"], side="left")
-        kept = memo["stretch"] = ((tuple(cuts), stretches), *frozen(np.minimum(seg_no, stretches - 1)))
-    return kept[1]
+    return _kept_in(f.setdefault("memo", {}), "stretch", (tuple(cuts), stretches),
+                    lambda: np.minimum(_stretches(f, cuts), stretches - 1))
 
 
 def _overhead_of_each(f: dict[str, Any], cuts: Sequence[int], overhead: int, extras: Sequence[int],
@@ -566,13 +559,8 @@ def _overhead_of_each(f: dict[str, Any], cuts: Sequence[int], overhead: int, ext
         stretch = np.minimum(np.searchsorted(np.asarray(extra_at, dtype=np.int64), f["ends"], side="left"),
                              len(extras) - 1)
         return overhead + np.asarray(extras, dtype=np.int64)[stretch]
-    memo = f.setdefault("memo", {})
-    key = (tuple(cuts), overhead, tuple(extras))
-    kept = memo.get("overhead_of_each")
-    if kept is None or kept[0] != key:
-        stretch = _stretch_of_each(f, cuts, len(extras))
-        kept = memo["overhead_of_each"] = (key, *frozen(overhead + np.asarray(extras, dtype=np.int64)[stretch]))
-    return kept[1]
+    return _kept_in(f.setdefault("memo", {}), "overhead_of_each", (tuple(cuts), overhead, tuple(extras)),
+                    lambda: overhead + np.asarray(extras, dtype=np.int64)[_stretch_of_each(f, cuts, len(extras))])
 
 
 def _expired(f: Mapping[str, Any], ttl: int) -> Any:
@@ -580,22 +568,18 @@ def _expired(f: Mapping[str, Any], ttl: int) -> Any:
     time minus the previous call's past ``ttl``; unknown times keep it alive): the run's,
     kept with its facts per TTL. Read-only."""
     np = _numpy()
-    memo = f.get("memo")
-    kept = memo.get(("expired", ttl)) if memo is not None else None
-    if kept is not None:
-        return kept
-    k_n = len(f["ends"])
-    if f["timed"]:
+
+    def make() -> Any:
+        k_n = len(f["ends"])
+        if not f["timed"]:
+            return np.zeros(k_n, dtype=bool)
         times = f["times"]
         dt = np.empty(k_n)
         dt[0] = np.nan
         dt[1:] = times[1:] - times[:-1]
-        expired = dt > ttl  # nan compares False: unknown times keep the cache alive
-    else:
-        expired = np.zeros(k_n, dtype=bool)
-    if memo is not None:
-        memo[("expired", ttl)] = frozen(expired)[0]
-    return expired
+        return dt > ttl  # nan compares False: unknown times keep the cache alive
+
+    return _kept_in(f.get("memo"), ("expired", ttl), None, make)
 
 
 def _price_fast(result: Result, pricing: Pricing, overhead: int, scale: float, with_policy: bool,

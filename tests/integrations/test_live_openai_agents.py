@@ -170,11 +170,15 @@ def test_an_item_shown_changed_then_as_it_was_is_sent_as_the_sdk_gave_it() -> No
     from toolclear.integrations.openai_agents import _ItemsLive
 
     script: list[set[int]] = [{2}, {2}, set()]  # which messages the policy shows cleared, call by call
+    shown_before: set[int] = set()
 
     class Scripted(_ItemsLive):
-        def shown(self, messages: Any, conv: Any = None) -> Any:
+        def shown(self, messages: Any, conv: Any = None, known: int = 0, copy: bool = True) -> Any:
+            nonlocal shown_before
             cleared = script.pop(0)
-            conv.growing.shown = []  # (read by the adapter as: an engine advanced call by call)
+            # (read by the adapter as: an engine advanced call by call, showing these differently)
+            conv.growing.touched = sorted(cleared ^ shown_before)
+            shown_before = cleared
             keep = getattr(self, "kept", {})
             out = [keep.setdefault(i, m.with_content("[cleared]")) if i in cleared else m
                    for i, m in enumerate(messages)]
@@ -302,3 +306,71 @@ def test_a_run_state_with_no_items_yet_reads_as_its_input() -> None:
     for fmt in ("auto", "openai-responses"):
         t = tc.load(json.dumps(state).encode(), name="state.json", format=fmt)
         assert [(m.role, m.content) for m in t.messages] == [("user", "delete a.py")]
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_any_sequence_of_calls_sends_what_a_fresh_filter_sends(seed) -> None:
+    """The filter remembers the previous call (its items by value, packed; the messages
+    it read; where the policy's engine stood): over random sequences of calls that grow,
+    rewrite an earlier item, shrink, switch between two conversations or hand over the
+    SDK's models instead of dicts, every call sends what a filter that remembers
+    nothing sends for the same items."""
+    import random
+
+    from openai.types.responses import ResponseFunctionToolCall
+
+    from toolclear.integrations.openai_agents import _item, _ItemsLive
+
+    rng = random.Random(seed)
+    config = rng.choice([tc.LangChainClearToolUsesConfig(trigger=300, keep=2),
+                         tc.AnthropicClearToolUsesConfig(trigger_input_tokens=300, keep_tool_uses=2),
+                         tc.ClearToolResultConfig(300, 200, "[cleared]"), tc.ObservationMaskingConfig.swe_agent(2)])
+    live = _ItemsLive(config, per_call=True)
+    runs: list[list[Any]] = [[{"role": "user", "content": "go"}], [{"role": "user", "content": "other"}]]
+    k = 0
+    for _ in range(40):
+        run = rng.choice(runs) if rng.random() < 0.2 else runs[0]
+        move = rng.random()
+        if move < 0.1 and len(run) > 3:  # an earlier output rewritten
+            j = rng.choice([i for i, x in enumerate(run) if x.get("type") == "function_call_output"] or [0])
+            run[j] = {**run[j], "output": "rewritten " * rng.randint(1, 60)} if j else run[j]
+        elif move < 0.15 and len(run) > 5:  # the history shortened
+            del run[rng.randint(3, len(run) - 1):]
+        else:
+            for _ in range(rng.randint(0, 3)):
+                run.append({"type": "function_call", "call_id": f"c{k}", "name": "read", "arguments": f'{{"p":{k}}}'})
+                run.append({"type": "function_call_output", "call_id": f"c{k}", "output": f"line {k}\n" * rng.randint(1, 80)})
+                k += 1
+        # new objects on every call, equal values, as the SDK hands them; now and then its models
+        items = [ResponseFunctionToolCall(**i) if i.get("type") == "function_call" and rng.random() < 0.05
+                 else dict(i) for i in run]
+        sent = live.edit(items)  # (an item left alone goes back as the SDK gave it: a model stays one)
+        assert (sent and [_item(i) for i in sent]) == _ItemsLive(config, per_call=True).edit([dict(i) for i in run])
+
+
+def test_an_item_that_is_not_an_object_is_named_and_nothing_given_is_changed() -> None:
+    """A call whose new item is not a Responses item (a string) fails with the item's
+    index, on the first call or on a grown one, and leaves the caller's list as it was."""
+    import copy
+
+    from toolclear.errors import TranscriptError
+
+    def data(items: list[Any]) -> Any:
+        return type("D", (), {"model_data": type("M", (), {"input": items, "instructions": ""})()})()
+
+    f = call_model_input_filter(tc.LangChainClearToolUsesConfig(trigger=100, keep=1))
+    items: list[Any] = [{"role": "user", "content": "go"}]
+    for k in range(12):
+        items += [{"type": "function_call", "call_id": f"c{k}", "name": "read", "arguments": "{}"},
+                  {"type": "function_call_output", "call_id": f"c{k}", "output": "x " * 300}]
+        f(data([dict(i) for i in items]))
+    for bad in (items + [items[1], "not an item"], ["not an item"] + items):
+        given = copy.deepcopy(bad)
+        with pytest.raises(TranscriptError, match=rf"Agents SDK input item {bad.index('not an item')}"):
+            f(data(bad))
+        assert bad == given
+        # the next call, the run as it was plus a round, is sent what a fresh filter sends
+        more = items + [{"type": "function_call", "call_id": "c99", "name": "read", "arguments": "{}"},
+                        {"type": "function_call_output", "call_id": "c99", "output": "y " * 300}]
+        fresh = call_model_input_filter(tc.LangChainClearToolUsesConfig(trigger=100, keep=1))
+        assert f(data([dict(i) for i in more])).input == fresh(data(more)).input

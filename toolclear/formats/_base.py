@@ -312,8 +312,8 @@ class Binding:
 
     doc: Document
     slots: Sequence[tuple[Path, ...]]
-    originals: tuple[Message, ...]
-    blanks: tuple[tuple[Path, ...], ...] = ()
+    originals: Sequence[Message]
+    blanks: Sequence[tuple[Path, ...]] = ()
     """Per message, more places its text was split over (a second text part): emptied
     when the content changes, so the new text stands once and nothing old is left."""
 

@@ -83,12 +83,19 @@ class Growing:
         self.shown: list[Message] = []
         self.engine: Any = None
         self.differs: set[int] = set()  # where shown is not seq
+        self.touched: list[int] | None = None  # where this call may show differently from the previous one
 
-    def __call__(self, before: Sequence[Message]) -> list[Message]:
+    def __call__(self, before: Sequence[Message], known: int = 0, copy: bool = True) -> list[Message]:
+        """What the model is shown of ``before``; per call, the caller may vouch that its
+        first ``known`` messages are the previous call's objects (not checked again).
+        ``copy=False``: the list kept for the next call, for a caller that only reads it
+        before then."""
         # the history this call grows: the raw one (per call) or what the last call showed (kept)
         grown = self.shown if self.persist else self.seq
         n = len(grown)
-        if self.engine is None or len(before) < n or not all(map(is_, before, grown)):
+        fresh = self.engine is None or len(before) < n or not (
+            known >= n and not self.persist or all(map(is_, before, grown)))
+        if fresh:
             self.seq, self.shown = list(before), list(before)  # a new or rewritten history
             self.differs = set()
             seq: Any = self.seq  # the engine reads this list as it grows
@@ -100,14 +107,17 @@ class Growing:
             self.shown += before[n:]
         seq, shown = self.seq, self.shown
         differs = self.differs
-        for i, new in self.engine.advance(len(seq)).items():
+        self.touched = None  # (until the engine has advanced)
+        delta = self.engine.advance(len(seq))
+        for i, new in delta.items():
             if new is not None and _visible(seq[i], new):
                 shown[i] = new
                 differs.add(i)
             else:
                 shown[i] = seq[i]
                 differs.discard(i)
-        return list(shown)
+        self.touched = None if fresh else list(delta)
+        return list(shown) if copy else shown
 
 
 class Conversation:
@@ -183,10 +193,12 @@ class Live:
             self.on_result(result)
         return result
 
-    def shown(self, messages: Sequence[Message], conv: Conversation | None = None) -> Sequence[Message]:
-        """What the model is shown instead of ``messages`` (eino's processed flags included)."""
+    def shown(self, messages: Sequence[Message], conv: Conversation | None = None,
+              known: int = 0, copy: bool = True) -> Sequence[Message]:
+        """What the model is shown instead of ``messages`` (eino's processed flags included);
+        ``known`` and ``copy`` as ``Growing`` takes them."""
         if conv is not None and conv.growing is not None:
-            out = conv.growing(messages)
+            out = conv.growing(messages, known, copy)
             if self.stateful and self.on_result is not None:
                 self.run(messages)  # the report: the run replayed up to this call (what the engine says)
             return out

@@ -12,15 +12,13 @@ from __future__ import annotations
 import json
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from itertools import compress
-from operator import eq, is_not
 from typing import Any
 
 from ..errors import TranscriptError
 from ..formats._base import Binding, Builder, Origins
 from ..formats._doc import Document, parse
 from ..formats.responses import CALLS, OpenAIResponsesFormat, read_item
-from ..model import Transcript
+from ..model import Message, Transcript
 from ..result import Result
 from ._live import Conversation, Live
 
@@ -28,7 +26,14 @@ __all__ = ["call_model_input_filter", "from_items"]
 
 
 def _item(item: Any) -> Any:
-    return item if isinstance(item, dict) else item.model_dump(exclude_unset=True, mode="json")
+    # the SDK's models dumped as it dumps them; anything else is left for the reader to name
+    return item if isinstance(item, dict) or not hasattr(item, "model_dump") else \
+        item.model_dump(exclude_unset=True, mode="json")
+
+
+def _dicts(items: Sequence[Any]) -> list[Any]:
+    """The items as dicts (the SDK hands over dicts, checked in C; its models are dumped)."""
+    return list(items) if set(map(type, items)) <= {dict} else [i if i.__class__ is dict else _item(i) for i in items]
 
 
 def from_items(items: Sequence[Any]) -> Transcript:
@@ -42,12 +47,18 @@ class _Items(Conversation):
 
     def __init__(self, growing: Any) -> None:
         super().__init__(growing)
+        # the items as of the previous call, by value: for the items every call since has
+        # repeated, the dicts first seen (the SDK's equal copies stay the SDK's, freed
+        # when it drops them), then the newer ones; extended in place as the run grows
         self.values: list[Any] = []
         self.read: Builder | None = None
         self.starts: list[int] = []  # the item each message of ``read`` begins at
         self.same = 0  # leading items equal to the previous call's
         self.grown = False  # this call's items are the previous call's (by value) and more
-        self.shown: list[Any] | None = None  # the previous call's messages as shown
+        self.packed = 0  # leading items copied side by side (``messages``)
+        self.known = 0  # leading messages of this call that are the previous call's objects
+        self.fed = False  # the previous call's messages went through the policy
+        self.shown_len = -1  # how many messages the previous call showed (-1: none)
         self.edited: list[Any] = []  # the previous call's items as sent (edited or not)
         self.changed: set[int] = set()  # messages the policy shows changed
 
@@ -60,89 +71,120 @@ class _ItemsLive(Live):
     dumps share the strings (an item changed in place between calls is not noticed;
     the SDK replaces items). Items equal to the previous call's are not read again
     (a later call item joins the last reply in place, as reading them afresh does), so a
-    call reads only its new items, as ``toolclear.load`` reads a saved session."""
+    call reads only its new items, as ``toolclear.load`` reads a saved session. A call
+    touches the history only where it must: the items compared in one pass in C, the
+    policy's engine told which messages are the previous call's, and only the messages
+    it shows differently looked at."""
+
+    _latest: tuple[list[Any], _Items] | None = None  # the first items of the latest call, its conversation
 
     def new_conversation(self) -> Conversation:
         return _Items(super().new_conversation().growing)
 
-    def messages(self, state: _Items, raw: list[Any]) -> tuple[Builder, Document]:
-        values = raw
-        doc = Document("json", raw, b"")
-        keep, old, grown = 0, state.read, False
-        tail: tuple[list[Any], list[Any]] = ([], [])
-        if old is not None:
-            same = len(values)
-            # compared item by item in C (no slice copied), equal objects first by identity
-            grown = same >= len(state.values) and all(map(eq, values, state.values))
-            if not grown:
-                same = next((j for j, (a, b) in enumerate(zip(values, state.values)) if a != b),
-                            min(len(values), len(state.values)))
-            state.same = len(state.values) if grown else same
-            # grown: every message as read (a later call item joins the last reply in place,
-            # as reading afresh does); else those wholly made of unchanged items but the last
-            keep = len(old.messages) if grown else max(0, bisect_right(state.starts, same) - 1)
-        state.grown = grown
-        b = Builder(doc)
+    def messages(self, state: _Items, items: list[Any]) -> tuple[Builder, Document]:
+        values, old = state.values, state.read
+        n = len(values)
+        # the previous call's items and more: compared by value in one pass in C (the SDK's
+        # dicts are new, their strings shared); a model (not a dict) is never equal to one
+        grown = old is not None and len(items) >= n and (items[:n] == values if len(items) > n else items == values)
+        keep, first, same = 0, 0, 0
+        if grown and old is not None:
+            values.extend(_dicts(items[n:]))  # the SDK's copies of the repeated items stay the SDK's
+            if len(values) - state.packed > len(values) >> 3:
+                # copies side by side in memory, compared faster than the SDK's scattered dicts
+                # (a fifth less time in a Runner, whose turns leave little of them cached)
+                values[:] = [dict(d) if d.__class__ is dict else d for d in values]
+                state.packed = len(values)
+            same = first = n
+            # every message as read (a later call item joins the last reply in place, as
+            # reading afresh does)
+            keep = len(old.messages)
+        else:
+            raw = _dicts(items)
+            if old is not None:
+                same = next((j for j, (a, b) in enumerate(zip(raw, values)) if a != b), min(len(raw), n))
+                # those wholly made of unchanged items but the last
+                keep = max(0, bisect_right(state.starts, same) - 1)
+            values = state.values = raw if raw is not items else list(items)  # our own: extended in place
+        state.same, state.grown = same, grown
+        # (the previous call's document is not used again: its list grows into this one's)
+        doc = Document("json", values, b"")
         starts: list[int] = []
-        first = 0
-        if old is not None:
+        tail: tuple[Sequence[Any], Sequence[Any]] = ((), ())
+        last = None
+        if grown and keep and old is not None:
+            # the previous call's reading, handed over: the same calls, messages and places
+            b, starts, last = old, state.starts, old.messages[keep - 1]
+            b.doc = doc
+        else:
+            b = Builder(doc)
+        if keep and old is not None and not grown:
+            # its messages wholly made of unchanged items, handed over, not copied
+            last = old.messages[keep - 1]
             tail = (old.messages[keep:], old.slots[keep:])
-        if keep and old is not None:
-            # the previous call's reading is handed over, not copied (it is not used again)
             b.messages, b.slots, b.blanks = old.messages, old.slots, old.blanks
             del b.messages[keep:], b.slots[keep:], b.blanks[keep:]
             b.origins = Origins(False, blank=keep)
-            if grown:  # the same calls, and the ones read again are read again the same
-                b._calls = old._calls
-            else:
-                for m in b.messages:
-                    for c in m.tool_calls:
-                        if c.id:
-                            b._calls[c.id] = c.name
+            for m in b.messages:
+                for c in m.tool_calls:
+                    if c.id:
+                        b._calls[c.id] = c.name
             starts = state.starts
-            first = starts[keep] if keep < len(starts) else len(state.values)
+            first = starts[keep] if keep < len(starts) else n
             del starts[keep:]
-        for j in range(first, len(raw)):
-            item = raw[j]
+        for j in range(first, len(values)):
+            item = values[j]
             if not isinstance(item, dict):
                 raise TranscriptError("expected a Responses item (an object)", where=f"Agents SDK input item {j}")
-            n = len(b.messages)
+            k = len(b.messages)
             read_item(doc, item, (j,), b)
-            starts.extend([j] * (len(b.messages) - n))
-        if old is not None:  # a message read again as it was stays the same object
-            for i, m, slot in zip(range(keep, len(b.messages)), *tail):
-                if b.messages[i] == m and b.slots[i] == slot:
-                    b.messages[i] = m
-        state.values, state.read, state.starts = values, b, starts
+            starts.extend([j] * (len(b.messages) - k))
+        for i, m, slot in zip(range(keep, len(b.messages)), *tail):  # a message read again as it was stays
+            if b.messages[i] == m and b.slots[i] == slot:           # the same object
+                b.messages[i] = m
+        # the messages the policy's engine saw last call, as the same objects
+        state.known = (keep if last is b.messages[keep - 1] else keep - 1) if keep and state.fed else 0
+        state.read, state.starts = b, starts
         return b, doc
 
     def edit(self, items: Sequence[Any]) -> list[Any] | None:
         """The items as the policy leaves them, or None when the model would see no change."""
         with self.lock:
-            return self._edit(items)
+            return self._edit(items if items.__class__ is list else list(items))
 
-    def _edit(self, items: Sequence[Any]) -> list[Any] | None:
-        # the SDK hands over dicts (checked in C); its models, when given, are dumped
-        raw = list(items) if set(map(type, items)) <= {dict} else [i if i.__class__ is dict else _item(i)
-                                                                  for i in items]
-        # conversations told apart by their first items' values (the SDK rebuilds items;
-        # it dumps them with their keys in one order, so their repr is a key)
-        state = self.conversation(repr(raw[:2]))
+    def _conversation_of(self, items: list[Any]) -> _Items:
+        """Conversations told apart by their first items' values (the SDK rebuilds items;
+        it dumps them with their keys in one order, so their repr is a key)."""
+        head = _dicts(items[:2])
+        latest = self._latest
+        if latest is not None and latest[0] == head:  # the latest call's conversation (the most recent kept)
+            return latest[1]
+        state = self.conversation(repr(head))
         assert isinstance(state, _Items)
-        b, doc = self.messages(state, raw)
-        before = tuple(b.messages)
-        shown = self.shown(before, state)
-        previous = state.shown
-        if previous is not None and state.grown and state.growing is not None and len(shown) >= len(previous):
-            # the previous call's items as sent, grown by the new ones: only messages shown
-            # differently from the previous call (newly changed, or changed back) and the
-            # new ones are looked at, so a call costs what changed, not the whole history
-            k = len(previous)
-            look = list(compress(range(k), map(is_not, shown, previous)))
-            look += [i for i in range(k, len(shown)) if shown[i] is not before[i]]
-            edited = state.edited[:state.same] + list(items[state.same:])
+        self._latest = (head, state)
+        return state
+
+    def _edit(self, items: list[Any]) -> list[Any] | None:
+        state = self._conversation_of(items)
+        try:
+            b, doc = self.messages(state, items)
+        except BaseException:  # read part way: the next call reads its items afresh
+            state.read, state.values, state.packed, state.fed = None, [], 0, False
+            raise
+        growing = state.growing
+        # the messages as read, not copied where only the engine reads them (no report given)
+        before = b.messages if growing is not None and self.on_result is None else tuple(b.messages)
+        known, state.fed = state.known, False
+        shown = self.shown(before, state, known, copy=False)
+        state.fed = True
+        if state.grown and growing is not None and growing.touched is not None and 0 <= state.shown_len <= len(shown):
+            # the previous call's items as sent, grown by the new ones: only the messages the
+            # engine shows differently from the previous call (newly changed, or changed
+            # back) are looked at, so a call costs what changed, not the whole history
+            look: Sequence[int] = sorted(growing.touched)
+            edited = state.edited[:state.same] + items[state.same:]
         else:
-            look = list(range(len(shown)))
+            look = range(len(shown))
             edited = list(items)
             state.changed = set()
         changed: list[int] = []
@@ -158,11 +200,11 @@ class _ItemsLive(Live):
                 edited[starts[i]:end] = items[starts[i]:end]
         if changed:
             self._apply(state, b, doc, items, before, shown, changed, edited)
-        state.shown, state.edited = list(shown), edited
+        state.shown_len, state.edited = len(shown), edited
         return list(edited) if state.changed else None
 
     @staticmethod
-    def _apply(state: _Items, b: Builder, doc: Document, items: Sequence[Any], before: Sequence[Any],
+    def _apply(state: _Items, b: Builder, doc: Document, items: Sequence[Any], before: Sequence[Message],
                shown: Sequence[Any], changed: list[int], edited: list[Any]) -> None:
         """Write the policy's edit of each changed message into ``edited``."""
         copies = state.copies  # item index -> (the item, the message shown for it, its edited copy)
@@ -184,7 +226,7 @@ class _ItemsLive(Live):
             else:
                 todo.append(i)
         if todo:
-            binding = Binding(doc, b.slots.copy(), tuple(before), tuple(b.blanks) if any(b.blanks) else ())
+            binding = Binding(doc, b.slots, before, b.blanks)  # read at the changed messages only
             at = {starts[i]: i for i in todo if b.slots[i] and b.slots[i][0][0] == starts[i]}  # item -> its message
             for path, new in binding.edits(shown, "Agents SDK input", todo).items():
                 j = path[0]

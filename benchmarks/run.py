@@ -545,7 +545,8 @@ def memory() -> list[Row]:
     return rows
 
 
-GROUPS = ("core", "losses", "compaction", "formats", "media", "app", "browser", "startup", "live", "memory", "bad")
+GROUPS = ("core", "losses", "compaction", "formats", "peer", "media", "app", "browser", "startup", "live", "memory",
+          "bad")
 """The table's groups of rows, in its order (``--only`` picks some)."""
 
 
@@ -558,7 +559,7 @@ def _parser() -> Any:
                     "run, and print one table. Everything by default (several minutes on 2 cores).")
     parser.add_argument("--only", action="append", choices=GROUPS, metavar="GROUP",
                         help=f"run only this group of rows (repeatable): {', '.join(GROUPS)}")
-    for group in ("browser", "startup", "live", "memory", "bad"):
+    for group in ("peer", "browser", "startup", "live", "memory", "bad"):
         parser.add_argument(f"--no-{group}", action="store_true", help=f"leave out the {group} rows")
     return parser
 
@@ -575,6 +576,10 @@ def _rows(groups: set[str]) -> list[Row]:
         rows += compaction_100k()
     if "formats" in groups:
         rows += formats()
+    if "peer" in groups:  # ccusage on a ~/.claude tree, installed with npm where it can be
+        import peer_bench
+
+        rows += peer_bench.rows()
     if groups & {"app", "browser"}:
         data = ten_k_transcript()
         app_rows, own = app_10k(data)
@@ -604,7 +609,7 @@ def main(argv: list[str] | None = None) -> None:
     # user's install never does (--help took 307 ms so, 170 ms compiled)
     compileall.compile_dir(str(ROOT / "toolclear"), quiet=1)
     groups = set(args.only or GROUPS)
-    groups -= {g for g in ("browser", "startup", "live", "memory", "bad") if getattr(args, f"no_{g}")}
+    groups -= {g for g in ("peer", "browser", "startup", "live", "memory", "bad") if getattr(args, f"no_{g}")}
     if args.only is None:
         groups.discard("media")  # part of the core rows
     rows = _rows(groups)

@@ -10,7 +10,7 @@ would be one session's calls read forty times). ccusage is installed with npm in
 cache (``~/.cache/toolclear-benchmarks``) once; where npm cannot install it the row
 says so and the JSON floor row of the formats group stands.
 
-    .venv/bin/python benchmarks/peer_bench.py [--json]
+    .venv/bin/python benchmarks/peer_bench.py
 """
 
 from __future__ import annotations
@@ -98,14 +98,6 @@ def rows() -> list[tuple[str, str, str]]:
              f"goal <= 2 x); {agree}")]
 
 
-def main() -> None:
-    table = rows()
-    if "--json" in sys.argv[1:]:
-        print(json.dumps(table))
-        return
-    for what, figure, target in table:
-        print(f"| {what} | {figure} | {target} |")
-
-
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # (benchmarks/run.py's peer group calls rows() in its own process)
+    for row in rows():
+        print("| " + " | ".join(row) + " |")

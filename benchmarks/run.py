@@ -1,6 +1,6 @@
 """All of toolclear's speed and memory figures, printed as one table.
 
-    .venv/bin/python benchmarks/run.py              # everything (about 3 minutes)
+    .venv/bin/python benchmarks/run.py              # everything (15-20 minutes on 2 cores)
     .venv/bin/python benchmarks/run.py --no-browser --no-memory --no-bad
 
 Core on a generated 100,000-message run; loading the real corpus; the inspector's work

@@ -50,7 +50,6 @@ def interleaved(a: Callable[[], Any], b: Callable[[], Any], repeat: int = 7) -> 
     """Median seconds of ``a`` and of ``b``, run in turn (a, b, a, b, ...) after a full
     collection each: a drift of the machine or of the heap touches both alike, so their
     ratio is what the code costs."""
-
     ta, tb = [], []
     for _ in range(repeat):
         for fn, times in ((a, ta), (b, tb)):

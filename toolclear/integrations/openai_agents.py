@@ -56,7 +56,6 @@ class _Items(Conversation):
         self.same = 0  # leading items equal to the previous call's
         self.grown = False  # this call's items are the previous call's (by value) and more
         self.packed = 0  # leading items copied side by side (``messages``)
-        self.known = 0  # leading messages of this call that are the previous call's objects
         self.fed = False  # the previous call's messages went through the policy
         self.shown_len = -1  # how many messages the previous call showed (-1: none)
         self.edited: list[Any] = []  # the previous call's items as sent (edited or not)
@@ -81,7 +80,9 @@ class _ItemsLive(Live):
     def new_conversation(self) -> Conversation:
         return _Items(super().new_conversation().growing)
 
-    def messages(self, state: _Items, items: list[Any]) -> tuple[Builder, Document]:
+    def messages(self, state: _Items, items: list[Any]) -> tuple[Builder, Document, int]:
+        """This call's items read (only the new ones), their document, and how many
+        leading messages are the objects the policy's engine saw on the previous call."""
         values, old = state.values, state.read
         n = len(values)
         # the previous call's items and more: compared by value in one pass in C (the SDK's
@@ -112,26 +113,26 @@ class _ItemsLive(Live):
         starts: list[int] = []
         tail: tuple[Sequence[Any], Sequence[Any]] = ((), ())
         last = None
+        if keep and old is not None:
+            last, starts = old.messages[keep - 1], state.starts
         if grown and keep and old is not None:
             # the previous call's reading, handed over: the same calls, messages and places
-            b, starts, last = old, state.starts, old.messages[keep - 1]
+            b = old
             b.doc = doc
         else:
             b = Builder(doc)
-        if keep and old is not None and not grown:
-            # its messages wholly made of unchanged items, handed over, not copied
-            last = old.messages[keep - 1]
-            tail = (old.messages[keep:], old.slots[keep:])
-            b.messages, b.slots, b.blanks = old.messages, old.slots, old.blanks
-            del b.messages[keep:], b.slots[keep:], b.blanks[keep:]
-            b.origins = Origins(False, blank=keep)
-            for m in b.messages:
-                for c in m.tool_calls:
-                    if c.id:
-                        b._calls[c.id] = c.name
-            starts = state.starts
-            first = starts[keep] if keep < len(starts) else n
-            del starts[keep:]
+            if keep and old is not None:
+                # its messages wholly made of unchanged items, handed over, not copied
+                tail = (old.messages[keep:], old.slots[keep:])
+                b.messages, b.slots, b.blanks = old.messages, old.slots, old.blanks
+                del b.messages[keep:], b.slots[keep:], b.blanks[keep:]
+                b.origins = Origins(False, blank=keep)
+                for m in b.messages:
+                    for c in m.tool_calls:
+                        if c.id:
+                            b._calls[c.id] = c.name
+                first = starts[keep] if keep < len(starts) else n
+                del starts[keep:]
         for j in range(first, len(values)):
             item = values[j]
             if not isinstance(item, dict):
@@ -142,10 +143,9 @@ class _ItemsLive(Live):
         for i, m, slot in zip(range(keep, len(b.messages)), *tail):  # a message read again as it was stays
             if b.messages[i] == m and b.slots[i] == slot:           # the same object
                 b.messages[i] = m
-        # the messages the policy's engine saw last call, as the same objects
-        state.known = (keep if last is b.messages[keep - 1] else keep - 1) if keep and state.fed else 0
         state.read, state.starts = b, starts
-        return b, doc
+        # the messages the policy's engine saw last call, as the same objects
+        return b, doc, (keep if last is b.messages[keep - 1] else keep - 1) if keep and state.fed else 0
 
     def edit(self, items: Sequence[Any]) -> list[Any] | None:
         """The items as the policy leaves them, or None when the model would see no change."""
@@ -167,14 +167,14 @@ class _ItemsLive(Live):
     def _edit(self, items: list[Any]) -> list[Any] | None:
         state = self._conversation_of(items)
         try:
-            b, doc = self.messages(state, items)
+            b, doc, known = self.messages(state, items)
         except BaseException:  # read part way: the next call reads its items afresh
             state.read, state.values, state.packed, state.fed = None, [], 0, False
             raise
         growing = state.growing
         # the messages as read, not copied where only the engine reads them (no report given)
         before = b.messages if growing is not None and self.on_result is None else tuple(b.messages)
-        known, state.fed = state.known, False
+        state.fed = False
         shown = self.shown(before, state, known, copy=False)
         state.fed = True
         if state.grown and growing is not None and growing.touched is not None and 0 <= state.shown_len <= len(shown):

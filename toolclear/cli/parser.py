@@ -321,6 +321,9 @@ def _parser() -> _Parser:
     )
     ses.add_argument("--agent", choices=["claude", "codex", "gemini"], help="one agent's sessions only")
     ses.add_argument("--limit", type=_non_negative, default=20, help="how many of the newest (default: 20; 0: all)")
+    ses.add_argument("--jobs", type=_non_negative, metavar="N",
+                     help="processes that read the logs (default: every core, for a listing worth sharing; "
+                     "1 reads them in this process)")
     ses.add_argument("--json", action="store_true", help="print JSON")
     adv = sub.add_parser(
         "advise",

@@ -441,7 +441,7 @@ def _inspect(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> in
 
 
 def _sessions(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> int:
-    from ..corpus.sessions import find_sessions, read_session, where_looked
+    from ..corpus.sessions import find_sessions, session_summaries, where_looked
     from ..cost.billing import recorded_total
 
     agent = {"claude": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI"}.get(args.agent or "")
@@ -449,7 +449,7 @@ def _sessions(args: argparse.Namespace, stdout: IO[bytes], stderr: IO[str]) -> i
     if not found:
         raise UsageError("no agent session found on this machine (looked in " + ", ".join(where_looked()) + ")")
     shown = found[:args.limit] if args.limit else found
-    summaries = [read_session(f)[0] for f in shown]
+    summaries = session_summaries(shown, jobs=args.jobs)
     if args.json:
         stdout.write(json_bytes([s.as_dict() for s in summaries]))
         return 0

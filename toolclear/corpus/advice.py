@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .sessions import AGENTS, SessionSummary, find_sessions, read_session
+from .sessions import AGENTS, SessionSummary, find_sessions, session_summaries
 
 __all__ = ["ADVISE_SPECS", "AgentAdvice", "advise"]
 
@@ -87,7 +87,7 @@ def _one(agent: str, files: list[Any], engine: str, workers: int | None) -> Agen
     from ..runs.lab import parse_policy
     from .sweeps import Corpus, CorpusFile, sweep_corpus
 
-    summaries = tuple(read_session(f)[0] for f in files)
+    summaries = tuple(session_summaries(files, jobs=1 if engine == "serial" else workers))
     readable = [s for s in summaries if not s.error]
     corpus = Corpus(tuple(CorpusFile(s.path, s.path) for s in readable))
     configs = [parse_policy(s) for s in ADVISE_SPECS]

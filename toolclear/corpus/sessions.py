@@ -5,7 +5,8 @@ Claude Code writes a JSON Lines file per session under ``~/.claude/projects/<pro
 both, as in ccusage); Codex CLI under ``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``
 (``CODEX_HOME``); Gemini CLI under ``~/.gemini/tmp/<project hash>/chats/``
 (``GEMINI_CLI_HOME`` in place of the home folder). ``find_sessions`` lists them newest
-first without reading them; ``read_session`` reads one into its summary.
+first without reading them; ``read_session`` reads one into its summary (``session_summary``:
+the summary alone, sooner).
 """
 
 from __future__ import annotations
@@ -13,13 +14,18 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["AGENTS", "SessionFile", "SessionSummary", "find_sessions", "read_session", "where_looked"]
+if TYPE_CHECKING:
+    from ..formats.claude_code_usage import SessionCalls
+    from ..model import Message
+
+__all__ = ["AGENTS", "SessionFile", "SessionSummary", "find_sessions", "read_session", "session_summaries", "session_summary",
+           "where_looked"]
 
 AGENTS = ("Claude Code", "Codex CLI", "Gemini CLI")
 _CWD = re.compile(rb'"cwd"\s*:\s*"((?:[^"\\]|\\.){1,1000})"')
@@ -67,9 +73,8 @@ class SessionSummary:
     several hold (a resumed session) once."""
 
     def as_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        del out["call_dollars"]
-        return out
+        # (not ``asdict``: it deep-copies every call's ids only for them to be dropped)
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "call_dollars"}
 
 
 def _home(env: Mapping[str, str]) -> Path:
@@ -144,29 +149,123 @@ def find_sessions(env: Mapping[str, str] | None = None, agent: str | None = None
     return found
 
 
-def read_session(f: SessionFile) -> tuple[SessionSummary, Any]:
+def read_session(f: SessionFile, data: bytes | None = None) -> tuple[SessionSummary, Any]:
     """One session read and summed up from what its log recorded; with the transcript
-    (None when it could not be read: the summary's ``error`` says why)."""
-    import datetime as dt
-
-    from ..cost.billing import recorded_cost
+    (None when it could not be read: the summary's ``error`` says why). ``data``: the
+    file's bytes, when already read."""
     from ..errors import ToolclearError
     from ..formats import load_all
     from ..model import main_conversation
 
-    when = dt.datetime.fromtimestamp(f.modified, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     try:
-        transcripts = load_all(f.path)
+        transcripts = load_all(f.path if data is None else data, name=f.path)
     except ToolclearError as exc:
-        return SessionSummary(f.agent, f.path, f.project, when, "", 0, 0, None, 0, None, str(exc)), None
+        return _unreadable(f, exc), None
     t = main_conversation(transcripts)
-    return summarize(f.agent, f.path, f.project, t, when, recorded_cost), t
+    return summarize(f.agent, f.path, f.project, t.messages, len(t.marks), _when(f)), t
 
 
-def summarize(agent: str, path: str, project: str, t: Any, when: str, recorded_cost: Any) -> SessionSummary:
+def session_summary(f: SessionFile) -> SessionSummary:
+    """``read_session``'s summary, without the transcript: a Claude Code log is read
+    for its calls alone where it can be (``formats.claude_code_usage``: the same calls,
+    a third of the time), which is what listing a year of sessions spends its time on."""
+    found = _calls_or_summary(f)
+    return found if isinstance(found, SessionSummary) else _summary_of(f, found)
+
+
+def session_summaries(files: Sequence[SessionFile], jobs: int | None = None) -> list[SessionSummary]:
+    """``session_summary`` of each file, in order; read by ``jobs`` processes (default:
+    one per core) when there is enough to share: a year of sessions is read at the
+    speed of the machine, a handful in this process."""
+    n = max(1, min(jobs or os.cpu_count() or 1, os.cpu_count() or 1, len(files)))
+    ctx = _pool_context(files) if n > 1 else None
+    if ctx is None:
+        return [session_summary(f) for f in files]
+    from concurrent.futures import ProcessPoolExecutor
+
+    from ..formats.claude_code_usage import session_calls
+
+    session_calls(b"")  # msgspec and the readers imported once, before the workers are forked
+    pool = ProcessPoolExecutor(max_workers=n, mp_context=ctx)
+    try:
+        # small tasks, in order: this process prices each answer while the workers read on
+        found = pool.map(_calls_or_summary, files, chunksize=max(1, len(files) // (8 * n)))
+        from ..cost.prices import load_library
+
+        load_library()  # while the workers read
+        out = [s if isinstance(s, SessionSummary) else _summary_of(f, s) for f, s in zip(files, found)]
+        pool.shutdown(wait=True)
+        return out
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C or a dead worker: none reads on
+        raise
+
+
+_PARALLEL_BYTES = 64 * 2**20
+"""How much a listing reads before it is shared among processes (a fork costs a few
+milliseconds; reading 64 MB of logs, a quarter of a second)."""
+
+
+def _pool_context(files: Sequence[SessionFile]) -> Any:
+    """How workers start for these files (None: read them here). Forked on Linux from a
+    process with one thread (the CLI), where a worker costs milliseconds; elsewhere a
+    worker starts a new interpreter, worth it only for a big listing."""
+    import multiprocessing
+    import sys
+    import threading
+
+    size = 0
+    for f in files:
+        try:
+            size += os.stat(f.path).st_size
+        except OSError:
+            continue
+    if size < _PARALLEL_BYTES:
+        return None
+    if sys.platform.startswith("linux") and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn") if size >= 4 * _PARALLEL_BYTES else None
+
+
+def _calls_or_summary(f: SessionFile) -> SessionSummary | SessionCalls:
+    """What a worker hands back: a Claude Code log's calls (plain data, priced by the
+    caller), else the summary of the full read."""
+    if f.agent == "Claude Code":
+        from ..errors import ToolclearError
+        from ..formats._source import read_source
+        from ..formats.claude_code_usage import session_calls
+
+        try:
+            _, data = read_source(f.path)
+        except ToolclearError as exc:
+            return _unreadable(f, exc)
+        calls = session_calls(data)
+        return calls if calls is not None else read_session(f, data)[0]
+    return read_session(f)[0]
+
+
+def _summary_of(f: SessionFile, calls: SessionCalls) -> SessionSummary:
+    return summarize(f.agent, f.path, f.project, calls.messages, calls.compactions, _when(f))
+
+
+def _when(f: SessionFile) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(f.modified, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _unreadable(f: SessionFile, exc: Exception) -> SessionSummary:
+    return SessionSummary(f.agent, f.path, f.project, _when(f), "", 0, 0, None, 0, None, str(exc))
+
+
+def summarize(agent: str, path: str, project: str, messages: Sequence[Message], compactions: int,
+              when: str) -> SessionSummary:
+    """The summary of a conversation's messages (one rule for the full read and the
+    usage-only one: they cannot disagree)."""
+    from ..cost.billing import recorded_cost
     from ..cost.windows import run_model
 
-    calls = [m for m in t.messages if m.role == "assistant"]
+    calls = [m for m in messages if m.role == "assistant"]
     used = [m.usage for m in calls if m.usage is not None]
     prompts = [u.prompt_tokens for u in used]
     if prompts:
@@ -175,7 +274,7 @@ def summarize(agent: str, path: str, project: str, t: Any, when: str, recorded_c
         from ..counters import count_tokens
 
         total, peak = 0, 0
-        for m, c in zip(t.messages, count_tokens(t.messages, "eino")):
+        for m, c in zip(messages, count_tokens(messages, "eino")):
             if m.role == "assistant":
                 peak = max(peak, total)
             total += c
@@ -186,9 +285,9 @@ def summarize(agent: str, path: str, project: str, t: Any, when: str, recorded_c
     if used:
         from ..cost.billing import call_dollars
 
-        c = recorded_cost(t.messages)
-        dollars = float(c.dollars) if c.calls else None
-        calls_priced = tuple(call_dollars(t.messages, c))
-    start = next((m.usage.timestamp for m in t.messages if m.usage is not None and m.usage.timestamp), "") or when
-    return SessionSummary(agent, path, project, start, run_model(t.messages), len(calls), int(peak), dollars,
-                          len(t.marks), round(read / counted, 4) if counted else None, call_dollars=calls_priced)
+        bill = recorded_cost(messages)
+        dollars = float(bill.dollars) if bill.calls else None
+        calls_priced = tuple(call_dollars(messages, bill))
+    start = next((m.usage.timestamp for m in messages if m.usage is not None and m.usage.timestamp), "") or when
+    return SessionSummary(agent, path, project, start, run_model(messages), len(calls), int(peak), dollars,
+                          compactions, round(read / counted, 4) if counted else None, call_dollars=calls_priced)

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..model import Message, Transcript, Usage
@@ -102,6 +103,53 @@ def read_usage(rec: dict[str, Any]) -> Usage | None:
     )
 
 
+@dataclass
+class Lines:
+    """The lines of a session worth reading, found in one pass: message lines of the
+    main line and of subagents, each line's uuid, the compaction boundaries, and what
+    the reader says of the rest."""
+
+    main: list[int] = field(default_factory=list)
+    side: list[int] = field(default_factory=list)
+    by_uuid: dict[str, int] = field(default_factory=dict)
+    compactions: list[int] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    unknown: Counter[str] = field(default_factory=Counter)
+
+
+def select_lines(records: Sequence[Any]) -> Lines:
+    """Sort a session's records (parsed lines: None when blank) into ``Lines`` (the
+    full read and the sessions listing's usage-only read share it: both see the same lines)."""
+    out = Lines()
+    warnings = out.warnings
+    for i, rec in enumerate(records):
+        if rec is None:
+            continue
+        if isinstance(rec, BadLine):
+            warnings.append(f"line {rec.line} is not JSON ({rec.error}); kept as it is")
+            continue
+        if not isinstance(rec, dict):
+            warnings.append(f"line {i + 1} holds {json_type(rec)}, not an event; kept as it is")
+            continue
+        uid = rec.get("uuid")
+        if isinstance(uid, str):
+            out.by_uuid[uid] = i
+        kind = str_or_none(rec.get("type"))
+        if kind not in _KNOWN_TYPES:
+            out.unknown[kind if kind is not None else "(no type)"] += 1
+        if rec.get("subtype") == "compact_boundary":
+            out.compactions.append(i)
+        if kind in ("user", "assistant"):
+            if not isinstance(rec.get("message"), dict):
+                warnings.append(f"line {i + 1}: a {kind} event without a message object; kept as it is")
+                continue
+            if "content" not in rec["message"]:
+                warnings.append(f"line {i + 1}: message has no 'content'; kept as it is")
+                continue
+            (out.side if rec.get("isSidechain") is True else out.main).append(i)
+    return out
+
+
 class ClaudeCodeFormat(FormatReader):
     name = "claude-code"
     label = "Claude Code session log (JSON Lines)"
@@ -122,43 +170,10 @@ class ClaudeCodeFormat(FormatReader):
     def read(self, doc: Document, source: str) -> list[Transcript]:
         jl = doc.as_jsonl()
         assert jl is not None
-        warnings: list[str] = []
-        by_uuid: dict[str, int] = {}
-        main: list[int] = []
-        side: list[int] = []
-        unknown: Counter[str] = Counter()
-        compactions: list[int] = []
-        for i, rec in enumerate(jl.value):
-            if rec is None:
-                continue
-            if isinstance(rec, BadLine):
-                warnings.append(f"line {rec.line} is not JSON ({rec.error}); kept as it is")
-                continue
-            if not isinstance(rec, dict):
-                warnings.append(f"line {i + 1} holds {json_type(rec)}, not an event; kept as it is")
-                continue
-            uid = rec.get("uuid")
-            if isinstance(uid, str):
-                by_uuid[uid] = i
-            kind = str_or_none(rec.get("type"))
-            if kind not in _KNOWN_TYPES:
-                unknown[kind if kind is not None else "(no type)"] += 1
-            if rec.get("subtype") == "compact_boundary":
-                compactions.append(i)
-            if kind in ("user", "assistant"):
-                if not isinstance(rec.get("message"), dict):
-                    warnings.append(
-                        f"line {i + 1}: a {kind} event without a message object; kept as it is"
-                    )
-                    continue
-                msg = rec["message"]
-                if "content" not in msg:
-                    warnings.append(f"line {i + 1}: message has no 'content'; kept as it is")
-                    continue
-                (side if rec.get("isSidechain") is True else main).append(i)
-
-        main = self._main_line(jl, main, by_uuid)
-        groups = self._sidechains(jl, side, by_uuid)
+        sel = select_lines(jl.value)
+        warnings, unknown, compactions = sel.warnings, sel.unknown, sel.compactions
+        main = main_line(jl.value, sel.main, sel.by_uuid)
+        groups = sidechains(jl.value, sel.side, sel.by_uuid)
 
         session = next(
             (jl.value[i].get("sessionId") for i in main if isinstance(jl.value[i].get("sessionId"), str)),
@@ -184,139 +199,6 @@ class ClaudeCodeFormat(FormatReader):
                             unknown=unknown if lead else Counter())
             )
         return out
-
-    @staticmethod
-    def _parent(rec: dict[str, Any]) -> Any:
-        parent = rec.get("parentUuid")
-        if parent is None:
-            parent = rec.get("logicalParentUuid")
-        return parent
-
-    def _main_line(self, jl: Document, main: list[int], by_uuid: dict[str, int]) -> list[int]:
-        """The lines the model saw on the way to the last main-line message.
-
-        The log is a tree: each line points to its parent. The path back from the last
-        message is the active branch, but parallel tool calls fork it: each result line
-        points to the line of *its* call, so the results of the other calls of the same
-        reply sit on side branches. Those are added back: every line whose parent is on
-        the path and that answers a call on the path, or continues a reply on it (same
-        message id), and so on from there. File order is the order the model saw them.
-        """
-        linked = sum(1 for i in main if str_or_none(self._parent(jl.value[i])) in by_uuid)
-        if not main or linked * 2 < len(main) - 1:
-            return main  # (almost) no links: file order is all there is
-        main_set = set(main)
-        on_path: set[int] = set()
-        i: int | None = main[-1]
-        while i is not None and i not in on_path:
-            on_path.add(i)
-            parent = self._parent(jl.value[i])
-            nxt = by_uuid.get(parent) if isinstance(parent, str) else None
-            if nxt is None and (isinstance(parent, str) or self._answers(jl.value[i])):
-                # a dangling link (e.g. a compaction whose parent was never written), or a
-                # tool result with no parent at all (a result cannot start a conversation):
-                # carry on from the last main-line message before this line
-                k = bisect_left(main, i) - 1
-                while k >= 0 and main[k] in on_path:
-                    k -= 1
-                nxt = main[k] if k >= 0 else None
-            i = nxt
-        children: dict[int, list[int]] = {}
-        # every linked line (a side branch may pass through a non-message line), and every
-        # message line, with a uuid or not (a result line written without one still names its parent)
-        for j in sorted(set(by_uuid.values()).union(main)):
-            parent = self._parent(jl.value[j])
-            parent_line = by_uuid.get(parent) if isinstance(parent, str) else None
-            if parent_line is not None:
-                children.setdefault(parent_line, []).append(j)
-        calls: set[str] = set()
-        replies: set[str] = set()
-        for j in on_path:
-            self._collect(jl.value[j], calls, replies)
-        queue = list(on_path)
-        passed: set[int] = set()
-        while queue:
-            k = queue.pop()
-            for j in children.get(k, ()):
-                if j in on_path or j in passed:
-                    continue
-                if j not in main_set:
-                    # an attachment, hook or progress line between a call and its result
-                    # (newer Claude Code links a parallel call's result through one): the
-                    # branch goes on through it, and what joins is judged as below
-                    if jl.value[j].get("type") not in ("user", "assistant"):
-                        passed.add(j)
-                        queue.append(j)
-                    continue
-                if self._joins(jl.value[j], calls, replies):
-                    on_path.add(j)
-                    self._collect(jl.value[j], calls, replies)
-                    queue.append(j)
-        kept = [i for i in main if i in on_path]
-        return kept if kept else main
-
-    @staticmethod
-    def _answers(rec: dict[str, Any]) -> bool:
-        """A user line holding a tool result."""
-        msg = rec.get("message")
-        content = msg.get("content") if isinstance(msg, dict) else None
-        return rec.get("type") == "user" and isinstance(content, list) and any(
-            isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
-
-    @staticmethod
-    def _collect(rec: dict[str, Any], calls: set[str], replies: set[str]) -> None:
-        msg = rec.get("message")
-        if rec.get("type") != "assistant" or not isinstance(msg, dict):
-            return
-        reply = str_or_none(msg.get("id"))
-        if reply:
-            replies.add(reply)
-        content = msg.get("content")
-        if isinstance(content, list):
-            for block in content:
-                if isinstance(block, dict) and block.get("type") == "tool_use":
-                    cid = str_or_none(block.get("id"))
-                    if cid:
-                        calls.add(cid)
-
-    @staticmethod
-    def _joins(rec: dict[str, Any], calls: set[str], replies: set[str]) -> bool:
-        """A side-branch line the model saw: a result of a call on the path, or more of a reply on it."""
-        msg = rec.get("message")
-        if not isinstance(msg, dict):
-            return False
-        if rec.get("type") == "assistant":
-            return str_or_none(msg.get("id")) in replies
-        content = msg.get("content")
-        return isinstance(content, list) and any(
-            isinstance(b, dict) and b.get("type") == "tool_result" and str_or_none(b.get("tool_use_id")) in calls
-            for b in content
-        )
-
-    def _sidechains(self, jl: Document, side: list[int], by_uuid: dict[str, int]) -> list[list[int]]:
-        """Subagent lines grouped by the first sidechain line of their chain (linear:
-        every line's root is memoised along the path that found it)."""
-        groups: dict[int, list[int]] = {}
-        root_of: dict[int, int] = {}
-        for i in side:
-            path: list[int] = []
-            seen: set[int] = set()
-            j = i
-            while j not in root_of:
-                path.append(j)
-                seen.add(j)
-                parent = jl.value[j].get("parentUuid")
-                k = by_uuid.get(parent) if isinstance(parent, str) else None
-                if k is None or k in seen or jl.value[k].get("isSidechain") is not True:
-                    root = j
-                    break
-                j = k
-            else:
-                root = root_of[j]
-            for p in path:
-                root_of[p] = root
-            groups.setdefault(root, []).append(i)
-        return [sorted(g) for g in groups.values()]
 
     def _build(
         self,
@@ -385,6 +267,136 @@ class ClaudeCodeFormat(FormatReader):
                            "are kept byte for byte")
         b.notes.append("tool results are rewritten in message.content and in toolUseResult on export")
         return b.build(self.name, id=id, source=source, title=title, container="claude-code session")
+
+
+def _parent(rec: dict[str, Any]) -> Any:
+    parent = rec.get("parentUuid")
+    if parent is None:
+        parent = rec.get("logicalParentUuid")
+    return parent
+
+def main_line(records: Sequence[Any], main: list[int], by_uuid: dict[str, int]) -> list[int]:
+    """The lines the model saw on the way to the last main-line message.
+
+    The log is a tree: each line points to its parent. The path back from the last
+    message is the active branch, but parallel tool calls fork it: each result line
+    points to the line of *its* call, so the results of the other calls of the same
+    reply sit on side branches. Those are added back: every line whose parent is on
+    the path and that answers a call on the path, or continues a reply on it (same
+    message id), and so on from there. File order is the order the model saw them.
+    """
+    linked = sum(1 for i in main if str_or_none(_parent(records[i])) in by_uuid)
+    if not main or linked * 2 < len(main) - 1:
+        return main  # (almost) no links: file order is all there is
+    main_set = set(main)
+    on_path: set[int] = set()
+    i: int | None = main[-1]
+    while i is not None and i not in on_path:
+        on_path.add(i)
+        parent = _parent(records[i])
+        nxt = by_uuid.get(parent) if isinstance(parent, str) else None
+        if nxt is None and (isinstance(parent, str) or _answers(records[i])):
+            # a dangling link (e.g. a compaction whose parent was never written), or a
+            # tool result with no parent at all (a result cannot start a conversation):
+            # carry on from the last main-line message before this line
+            k = bisect_left(main, i) - 1
+            while k >= 0 and main[k] in on_path:
+                k -= 1
+            nxt = main[k] if k >= 0 else None
+        i = nxt
+    children: dict[int, list[int]] = {}
+    # every linked line (a side branch may pass through a non-message line), and every
+    # message line, with a uuid or not (a result line written without one still names its parent)
+    for j in sorted(set(by_uuid.values()).union(main)):
+        parent = _parent(records[j])
+        parent_line = by_uuid.get(parent) if isinstance(parent, str) else None
+        if parent_line is not None:
+            children.setdefault(parent_line, []).append(j)
+    calls: set[str] = set()
+    replies: set[str] = set()
+    for j in on_path:
+        _collect(records[j], calls, replies)
+    queue = list(on_path)
+    passed: set[int] = set()
+    while queue:
+        k = queue.pop()
+        for j in children.get(k, ()):
+            if j in on_path or j in passed:
+                continue
+            if j not in main_set:
+                # an attachment, hook or progress line between a call and its result
+                # (newer Claude Code links a parallel call's result through one): the
+                # branch goes on through it, and what joins is judged as below
+                if records[j].get("type") not in ("user", "assistant"):
+                    passed.add(j)
+                    queue.append(j)
+                continue
+            if _joins(records[j], calls, replies):
+                on_path.add(j)
+                _collect(records[j], calls, replies)
+                queue.append(j)
+    kept = [i for i in main if i in on_path]
+    return kept if kept else main
+
+def _answers(rec: dict[str, Any]) -> bool:
+    """A user line holding a tool result."""
+    msg = rec.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else None
+    return rec.get("type") == "user" and isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+
+def _collect(rec: dict[str, Any], calls: set[str], replies: set[str]) -> None:
+    msg = rec.get("message")
+    if rec.get("type") != "assistant" or not isinstance(msg, dict):
+        return
+    reply = str_or_none(msg.get("id"))
+    if reply:
+        replies.add(reply)
+    content = msg.get("content")
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                cid = str_or_none(block.get("id"))
+                if cid:
+                    calls.add(cid)
+
+def _joins(rec: dict[str, Any], calls: set[str], replies: set[str]) -> bool:
+    """A side-branch line the model saw: a result of a call on the path, or more of a reply on it."""
+    msg = rec.get("message")
+    if not isinstance(msg, dict):
+        return False
+    if rec.get("type") == "assistant":
+        return str_or_none(msg.get("id")) in replies
+    content = msg.get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_result" and str_or_none(b.get("tool_use_id")) in calls
+        for b in content
+    )
+
+def sidechains(records: Sequence[Any], side: list[int], by_uuid: dict[str, int]) -> list[list[int]]:
+    """Subagent lines grouped by the first sidechain line of their chain (linear:
+    every line's root is memoised along the path that found it)."""
+    groups: dict[int, list[int]] = {}
+    root_of: dict[int, int] = {}
+    for i in side:
+        path: list[int] = []
+        seen: set[int] = set()
+        j = i
+        while j not in root_of:
+            path.append(j)
+            seen.add(j)
+            parent = records[j].get("parentUuid")
+            k = by_uuid.get(parent) if isinstance(parent, str) else None
+            if k is None or k in seen or records[k].get("isSidechain") is not True:
+                root = j
+                break
+            j = k
+        else:
+            root = root_of[j]
+        for p in path:
+            root_of[p] = root
+        groups.setdefault(root, []).append(i)
+    return [sorted(g) for g in groups.values()]
 
 
 def _with_compaction_meta(t: Transcript, marks: tuple[tuple[int, str], ...],

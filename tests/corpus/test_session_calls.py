@@ -8,6 +8,7 @@ read's summary or hand the file to it."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from pathlib import Path
 import msgspec  # noqa: F401  (the usage-only read needs it: a missing msgspec fails here, not skips)
 import pytest
 
+import toolclear.corpus.sessions as sessions_module
 from toolclear.corpus.sessions import (
     SessionFile,
     read_session,
@@ -221,8 +223,7 @@ def test_any_mutation_of_a_real_log_reads_the_same_or_is_left_to_the_full_read(s
 
 
 def test_a_listing_shared_among_processes_is_the_listing_read_here(tmp_path: Path, monkeypatch) -> None:
-    import toolclear.corpus.sessions as sessions
-
+    sessions = sessions_module
     files = []
     for k in range(12):
         for p in REAL[:4]:
@@ -247,3 +248,36 @@ def test_a_listing_shared_among_processes_is_the_listing_read_here(tmp_path: Pat
     assert shared == here
     assert [s.path for s in shared] == [f.path for f in files]
     assert shared[-1].error and "no such file" in shared[-1].error
+
+
+_READ = sessions_module._calls_or_summary
+
+
+def _dies_in_a_worker(f: SessionFile):
+    """A worker killed mid-listing (out of memory): the listing is read here instead."""
+    if str(os.getpid()) != os.environ.get("TOOLCLEAR_TEST_PARENT"):
+        os._exit(9)
+    return _READ(f)
+
+
+def test_a_worker_that_dies_leaves_the_listing_read_here(tmp_path: Path, monkeypatch) -> None:
+    files = []
+    for k in range(6):
+        q = tmp_path / f"{k}.jsonl"
+        q.write_bytes(REAL[k].read_bytes())
+        files.append(_file(q))
+    here = []
+
+    def read_here(f: SessionFile):
+        here.append(f)
+        return session_summary(f)
+
+    monkeypatch.setenv("TOOLCLEAR_TEST_PARENT", str(os.getpid()))  # (a spawned worker's module is new)
+    monkeypatch.setattr(sessions_module, "_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(sessions_module, "_calls_or_summary", _dies_in_a_worker)
+    monkeypatch.setattr(sessions_module, "session_summary", read_here)
+    got = session_summaries(files, jobs=2)
+    monkeypatch.undo()
+    assert here == files  # the pool broke, and this process read every file
+    assert got == session_summaries(files, jobs=1)
+    assert all(not s.error for s in got)

@@ -102,6 +102,10 @@ def test_the_sessions_command_lists_them_with_json(home) -> None:
     assert rows[0]["model_calls"] > 0 and rows[0]["peak_context"] > 0 and rows[0]["recorded_dollars"] > 0
     code, out, _ = run("sessions", "--limit", "1")
     assert code == 0 and "... and 3 older" in out
+    # the listing is the same however many processes read it (--jobs; read here below 64 MB)
+    code, shared, _ = run("sessions", "--json", "--jobs", "2")
+    assert code == 0 and shared == run("sessions", "--json", "--jobs", "1")[1]
+    assert [r["agent"] for r in json.loads(shared)] == ["Claude Code", "Codex CLI", "Gemini CLI", "Claude Code"]
 
 
 def test_inspect_with_no_path_takes_the_newest_session(home) -> None:

@@ -181,11 +181,16 @@ def session_summaries(files: Sequence[SessionFile], jobs: int | None = None) -> 
     ctx = _pool_context(files) if n > 1 else None
     if ctx is None:
         return [session_summary(f) for f in files]
+    import sys
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     from ..formats.claude_code_usage import session_calls
 
     session_calls(b"")  # msgspec and the readers imported once, before the workers are forked
+    for stream in (sys.stdout, sys.stderr):  # (a forked worker flushes what it inherited on exit)
+        if stream is not None:
+            stream.flush()
     pool = ProcessPoolExecutor(max_workers=n, mp_context=ctx)
     try:
         # small tasks, in order: this process prices each answer while the workers read on
@@ -196,8 +201,11 @@ def session_summaries(files: Sequence[SessionFile], jobs: int | None = None) -> 
         out = [s if isinstance(s, SessionSummary) else _summary_of(f, s) for f, s in zip(files, found)]
         pool.shutdown(wait=True)
         return out
+    except BrokenProcessPool:  # a worker died (out of memory, killed): read them here instead
+        pool.shutdown(wait=False, cancel_futures=True)
+        return [session_summary(f) for f in files]
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C or a dead worker: none reads on
+        pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C: no worker reads on
         raise
 
 

@@ -4,9 +4,10 @@ logs) on the same ``~/.claude`` tree, both as a user runs them (``toolclear sess
 their totals, which must agree.
 
 The tree: the corpus's six Claude Code sessions (``tests/data/corpus/claude_code/
-entire*``), forty copies each over eight projects, each copy with its own message and
-request ids (both tools bill a call repeated across files once: copies sharing ids
-would be one session's calls read forty times). ccusage is installed with npm into a
+entire*``), forty copies each over eight projects (and eighty, the size of the corpus
+issue 40 measured), each copy with its own message and request ids (both tools bill a
+call repeated across files once: copies sharing ids would be one session's calls read
+forty times). ccusage is installed with npm into a
 cache (``~/.cache/toolclear-benchmarks``) once; where npm cannot install it the row
 says so and the JSON floor row of the formats group stands.
 
@@ -66,9 +67,14 @@ def tree(home: Path, copies: int = COPIES) -> tuple[int, float]:
 
 def rows() -> list[tuple[str, str, str]]:
     exe = ccusage()
+    # the tree of forty copies, and one of eighty: the size of the corpus issue 40 measured (433 MB)
+    return [row for copies in dict.fromkeys((COPIES, 2 * COPIES)) for row in _row(exe, copies)]
+
+
+def _row(exe: Path | None, copies: int) -> list[tuple[str, str, str]]:
     with tempfile.TemporaryDirectory() as d:
         home = Path(d)
-        files, mb = tree(home, COPIES)
+        files, mb = tree(home, copies)
         what = f"read + price {files} Claude Code sessions ({mb:.0f} MB, a ~/.claude tree): toolclear sessions"
         if exe is None:
             return [(what, "not run", "npm could not install ccusage here: the JSON floor row stands")]

@@ -10,10 +10,13 @@ The lines are chosen exactly as the full read chooses them (``select_lines``,
 id with the usage of their last line, and the conversation is the one the full read
 opens on (the most tool results). Anything that read could judge otherwise (a line
 that is not JSON, a field of an unexpected type, no usage at all, no msgspec) gives
-None: the caller reads the file whole, so both reads agree on every file (tested on
-every Claude Code log in the tests and on thousands of mutations of them).
+None: the caller reads the file whole, so both reads agree (tested on every Claude
+Code log in the tests and on hundreds of mutations of them). Two kinds of line, which
+no Claude Code writes, the full read refuses and this read takes, because msgspec
+scans past the fields it skips without converting them: bytes that are not UTF-8
+inside a skipped string, and a number of more than 4,300 digits (more than Python
+reads) in a skipped field. Checking for them would cost more than the read itself.
 """
-
 
 from collections.abc import Sequence
 from dataclasses import dataclass

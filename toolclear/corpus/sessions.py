@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from ..formats.claude_code_usage import SessionCalls
     from ..model import Message
 
-__all__ = ["AGENTS", "SessionFile", "SessionSummary", "find_sessions", "read_session", "session_summaries", "session_summary",
-           "where_looked"]
+__all__ = ["AGENTS", "SessionFile", "SessionSummary", "find_sessions", "read_session", "session_summaries",
+           "session_summary", "where_looked"]
 
 AGENTS = ("Claude Code", "Codex CLI", "Gemini CLI")
 _CWD = re.compile(rb'"cwd"\s*:\s*"((?:[^"\\]|\\.){1,1000})"')

@@ -26,6 +26,7 @@ __all__ = [
     "JsonStyle",
     "Path",
     "decode",
+    "first_line_is_object",
     "parse",
     "render_path",
 ]
@@ -507,7 +508,7 @@ def _parse_jsonl_bytes(body: bytes) -> tuple[array, list[Any], str | None] | Non
 _NON_SPACE = re.compile(rb"[^ \t\n\r\f\v]")
 
 
-def _first_line_is_object(body: bytes) -> bool:
+def first_line_is_object(body: bytes) -> bool:
     """Cheap test for JSON Lines: the first line alone is a JSON object and more follows."""
     nl = body.find(b"\n")
     if nl == -1 or _NON_SPACE.search(body, nl + 1) is None:  # (no copy of the rest of the file)
@@ -521,7 +522,7 @@ def _first_line_is_object(body: bytes) -> bool:
 def parse(data: bytes) -> Document:
     """Decode and parse: one JSON value, JSON Lines, or (for API cassettes) YAML."""
     bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
-    if _first_line_is_object(data[len(bom) :]):
+    if first_line_is_object(data[len(bom) :]):
         parsed = _parse_jsonl_bytes(data[len(bom) :])
         if parsed is not None:
             offsets, records, odd = parsed

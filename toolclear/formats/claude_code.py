@@ -4,7 +4,7 @@ One event per line. ``user`` and ``assistant`` events carry an Anthropic message
 ``message``; they are linked by ``uuid`` / ``parentUuid`` (``logicalParentUuid`` across
 a compaction). toolclear rebuilds the main conversation the model saw by walking back
 from the last main-line message and adding back the results of parallel tool calls,
-which sit on side branches of that path (see ``_main_line``); subagent lines (``isSidechain: true``) form separate
+which sit on side branches of that path (see ``main_line``); subagent lines (``isSidechain: true``) form separate
 conversations, one per subagent run. An assistant reply split over several lines (same
 ``message.id``) becomes one message with all its tool calls.
 
@@ -37,7 +37,8 @@ from ._base import (
 from ._doc import BadLine, Document
 from .chat import Reply, read_anthropic_blocks
 
-__all__ = ["ClaudeCodeFormat"]
+__all__ = ["ClaudeCodeFormat", "Lines", "has_usage", "is_message_event", "main_line", "read_usage", "select_lines",
+           "sidechains"]
 
 _KNOWN_TYPES = frozenset(
     {
@@ -60,7 +61,7 @@ _KNOWN_TYPES = frozenset(
 )
 """Line types seen in Claude Code logs; others are kept byte for byte and named in a note."""
 
-def _message_event(rec: Any) -> bool:
+def is_message_event(rec: Any) -> bool:
     """A user or assistant line of a Claude Code session, whatever its version and
     whatever other line types the file holds."""
     return (
@@ -74,7 +75,7 @@ def _message_event(rec: Any) -> bool:
 _int = token_count  # one rule for every reader: toolclear.formats._base
 
 
-def _has_usage(rec: dict[str, Any]) -> bool:
+def has_usage(rec: dict[str, Any]) -> bool:
     """Whether ``read_usage`` finds a usage on this line."""
     msg = rec.get("message")
     return isinstance(msg, dict) and isinstance(msg.get("usage"), dict)
@@ -82,7 +83,7 @@ def _has_usage(rec: dict[str, Any]) -> bool:
 
 def read_usage(rec: dict[str, Any]) -> Usage | None:
     """An assistant line's ``message.usage`` (Anthropic's fields) as a ``Usage``."""
-    if not _has_usage(rec):
+    if not has_usage(rec):
         return None
     msg = rec["message"]
     usage = msg["usage"]
@@ -165,7 +166,7 @@ class ClaudeCodeFormat(FormatReader):
         jl = doc.as_jsonl()
         if jl is None:
             return False
-        return any(_message_event(r) for _, r in jl.records())
+        return any(is_message_event(r) for _, r in jl.records())
 
     def read(self, doc: Document, source: str) -> list[Transcript]:
         jl = doc.as_jsonl()
@@ -242,7 +243,7 @@ class ClaudeCodeFormat(FormatReader):
                     replies[index].extend(part)
                     b.note_calls(part.calls)
                     merged += 1
-                if _has_usage(rec):  # each line of a split reply repeats it; the last is final
+                if has_usage(rec):  # each line of a split reply repeats it; the last is final
                     usages[index] = rec
                 continue
             results = sum(1 for blk in content if isinstance(blk, dict) and blk.get("type") == "tool_result")

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import Any, TypedDict, Union
 
 from ..model import Message
-from ._doc import _first_line_is_object
-from .claude_code import _has_usage, _message_event, main_line, read_usage, select_lines, sidechains
+from ._doc import first_line_is_object
+from .claude_code import has_usage, is_message_event, main_line, read_usage, select_lines, sidechains
 
 __all__ = ["SessionCalls", "session_calls"]
 
@@ -106,7 +106,7 @@ def _records(data: bytes) -> list[Any] | None:
     import msgspec
 
     body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
-    if not _first_line_is_object(body):
+    if not first_line_is_object(body):
         return None
     decode, whole = decoder.decode, msgspec.json.decode
     view = memoryview(body)  # each line decoded where it lies: no copy of it
@@ -226,7 +226,7 @@ def _tally(records: Sequence[Any], lines: list[int]) -> _Tally:
                 last = i
                 if isinstance(reply, str):
                     by_reply[reply] = index
-            if _has_usage(rec):  # each line of a split reply repeats it; the last is final
+            if has_usage(rec):  # each line of a split reply repeats it; the last is final
                 usage_line[index] = rec
             continue
         before = len(roles)
@@ -244,7 +244,7 @@ def session_calls(data: bytes) -> SessionCalls | None:
 
     with paused_gc():
         records = _records(data)
-        if records is None or not any(_message_event(r) for r in records):
+        if records is None or not any(is_message_event(r) for r in records):
             return None  # (not a Claude Code log: another reader decides what it is)
         sel = select_lines(records)
         main = main_line(records, sel.main, sel.by_uuid)

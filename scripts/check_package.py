@@ -73,6 +73,11 @@ def commands() -> None:
     check(done.returncode == 0 and len(doc.get("policies", ())) == 6
           and doc.get("verdict", {}).get("pricing") == "claude-opus-4-6",
           "compare prices every policy", done)
+    from toolclear.formats.claude_code_usage import session_calls
+
+    calls = session_calls(Path("session.jsonl").read_bytes())  # (None without msgspec: the full read)
+    check(calls is not None and len(calls.usage_lines) > 0,
+          "the sessions listing reads a Claude Code log for its calls alone (msgspec, from [app])")
     done = tc("report", "session.jsonl", "-o", "report.html")
     text = Path("report.html").read_text()
     check(done.returncode == 0 and "<html" in text and "Plotly" in text, "report writes a self-contained HTML file", done)

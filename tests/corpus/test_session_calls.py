@@ -281,3 +281,23 @@ def test_a_worker_that_dies_leaves_the_listing_read_here(tmp_path: Path, monkeyp
     assert here == files  # the pool broke, and this process read every file
     assert got == session_summaries(files, jobs=1)
     assert all(not s.error for s in got)
+
+
+def test_ctrl_c_during_a_shared_listing_leaves_no_worker_behind(tmp_path: Path, monkeypatch) -> None:
+    import multiprocessing
+
+    files = []
+    for k in range(16):
+        q = tmp_path / f"{k}.jsonl"
+        q.write_bytes(REAL[k % 4].read_bytes())
+        files.append(_file(q))
+
+    def interrupted(f: SessionFile, calls: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sessions_module, "_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(sessions_module, "_summary_of", interrupted)
+    before = set(multiprocessing.active_children())
+    with pytest.raises(KeyboardInterrupt):
+        session_summaries(files, jobs=2)
+    assert set(multiprocessing.active_children()) <= before

@@ -186,6 +186,7 @@ def session_summaries(files: Sequence[SessionFile], jobs: int | None = None) -> 
     from concurrent.futures.process import BrokenProcessPool
 
     from ..formats.claude_code_usage import session_calls
+    from ._workers import stop_workers
 
     session_calls(b"")  # msgspec and the readers imported once, before the workers are forked
     for stream in (sys.stdout, sys.stderr):  # (a forked worker flushes what it inherited on exit)
@@ -202,10 +203,10 @@ def session_summaries(files: Sequence[SessionFile], jobs: int | None = None) -> 
         pool.shutdown(wait=True)
         return out
     except BrokenProcessPool:  # a worker died (out of memory, killed): read them here instead
-        pool.shutdown(wait=False, cancel_futures=True)
+        stop_workers(pool)
         return [session_summary(f) for f in files]
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C: no worker reads on
+        stop_workers(pool)  # Ctrl-C, SIGTERM: no worker reads on
         raise
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import ConfigError, ToolclearError
+from ._workers import stop_workers
 from .archives import DAMAGED, is_archive, list_members, read_member, read_members
 
 if TYPE_CHECKING:
@@ -585,25 +586,13 @@ def _run_processes(items: Iterable[Item], shared: SweepSettings, total: int, wor
                              _batches(items, size), 4 * n)
         pool.shutdown(wait=True)
     except BaseException as exc:
-        _stop_workers(pool)  # Ctrl-C, SIGTERM, a dead worker: no worker outlives the sweep
+        stop_workers(pool)  # Ctrl-C, SIGTERM, a dead worker: no worker outlives the sweep
         if not isinstance(exc, BrokenProcessPool):
             raise
         raise ConfigError(
             "sweep_corpus: a worker process died. A script that sweeps with engine='process' must run it under "
             "`if __name__ == \"__main__\":` (each worker starts by importing the script again); otherwise a "
             "worker ran out of memory: use engine='serial' or fewer workers") from None
-
-
-def _stop_workers(pool: Any) -> None:
-    workers = list((getattr(pool, "_processes", None) or {}).values())  # no public way to name them before 3.14
-    pool.shutdown(wait=False, cancel_futures=True)
-    for p in workers:
-        if p.is_alive():
-            p.terminate()
-    for p in workers:
-        p.join(5)
-        if p.is_alive():
-            p.kill()
 
 
 DASK_TIMEOUT = 30

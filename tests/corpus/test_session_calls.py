@@ -222,14 +222,20 @@ def test_any_mutation_of_a_real_log_reads_the_same_or_is_left_to_the_full_read(s
     assert fast >= 15, fast
 
 
+def _copies(folder: Path, count: int, kinds: int) -> list[SessionFile]:
+    """``count`` session files in ``folder`` (``0.jsonl``, ``1.jsonl``, ...), copies of the
+    first ``kinds`` real logs in turn."""
+    files = []
+    for k in range(count):
+        q = folder / f"{k}.jsonl"
+        q.write_bytes(REAL[k % kinds].read_bytes())
+        files.append(_file(q))
+    return files
+
+
 def test_a_listing_shared_among_processes_is_the_listing_read_here(tmp_path: Path, monkeypatch) -> None:
     sessions = sessions_module
-    files = []
-    for k in range(12):
-        for p in REAL[:4]:
-            q = tmp_path / f"{k}-{p.name}"
-            q.write_bytes(p.read_bytes())
-            files.append(_file(q))
+    files = _copies(tmp_path, 48, 4)
     files.append(SessionFile("Claude Code", str(tmp_path / "gone.jsonl"), 0.0))  # deleted since it was listed
     used = []
     real_context = sessions._pool_context
@@ -261,11 +267,7 @@ def _dies_in_a_worker(f: SessionFile):
 
 
 def test_a_worker_that_dies_leaves_the_listing_read_here(tmp_path: Path, monkeypatch) -> None:
-    files = []
-    for k in range(6):
-        q = tmp_path / f"{k}.jsonl"
-        q.write_bytes(REAL[k].read_bytes())
-        files.append(_file(q))
+    files = _copies(tmp_path, 6, 6)
     here = []
 
     def read_here(f: SessionFile):
@@ -310,11 +312,7 @@ def _slow_after_the_first(f: SessionFile):
 
 
 def test_ctrl_c_during_a_shared_listing_leaves_no_worker_behind(tmp_path: Path, monkeypatch) -> None:
-    files = []
-    for k in range(16):
-        q = tmp_path / f"{k}.jsonl"
-        q.write_bytes(REAL[k % 4].read_bytes())
-        files.append(_file(q))
+    files = _copies(tmp_path, 16, 4)  # (the first, 0.jsonl, is the one read quickly)
 
     def interrupted(f: SessionFile, calls: object) -> None:
         raise KeyboardInterrupt

@@ -276,6 +276,7 @@ def _parent(rec: dict[str, Any]) -> Any:
         parent = rec.get("logicalParentUuid")
     return parent
 
+
 def main_line(records: Sequence[Any], main: list[int], by_uuid: dict[str, int]) -> list[int]:
     """The lines the model saw on the way to the last main-line message.
 
@@ -339,12 +340,14 @@ def main_line(records: Sequence[Any], main: list[int], by_uuid: dict[str, int]) 
     kept = [i for i in main if i in on_path]
     return kept if kept else main
 
+
 def _answers(rec: dict[str, Any]) -> bool:
     """A user line holding a tool result."""
     msg = rec.get("message")
     content = msg.get("content") if isinstance(msg, dict) else None
     return rec.get("type") == "user" and isinstance(content, list) and any(
         isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+
 
 def _collect(rec: dict[str, Any], calls: set[str], replies: set[str]) -> None:
     msg = rec.get("message")
@@ -361,6 +364,7 @@ def _collect(rec: dict[str, Any], calls: set[str], replies: set[str]) -> None:
                 if cid:
                     calls.add(cid)
 
+
 def _joins(rec: dict[str, Any], calls: set[str], replies: set[str]) -> bool:
     """A side-branch line the model saw: a result of a call on the path, or more of a reply on it."""
     msg = rec.get("message")
@@ -373,6 +377,7 @@ def _joins(rec: dict[str, Any], calls: set[str], replies: set[str]) -> bool:
         isinstance(b, dict) and b.get("type") == "tool_result" and str_or_none(b.get("tool_use_id")) in calls
         for b in content
     )
+
 
 def sidechains(records: Sequence[Any], side: list[int], by_uuid: dict[str, int]) -> list[list[int]]:
     """Subagent lines grouped by the first sidechain line of their chain (linear:
